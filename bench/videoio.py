@@ -1,0 +1,34 @@
+"""Writing small videos (the sample suite and the tests make their own clips)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def write_video(path: str | Path, frames: np.ndarray, fps: float = 30.0, codec: str = "libx264") -> Path:
+    """Encode ``frames`` (T x H x W x 3, uint8; H and W even) to ``path`` at a constant ``fps``.
+
+    H.264 in yuv420p with every frame a keyframe-safe GOP of 1 second, so any decoder can seek it.
+    """
+    import av
+
+    frames = np.asarray(frames)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"frames must be T x H x W x 3 uint8, got {frames.shape} {frames.dtype}")
+    if frames.shape[1] % 2 or frames.shape[2] % 2:
+        raise ValueError(f"frame height and width must be even for yuv420p, got {frames.shape[1:3]}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part" + path.suffix)
+    with av.open(str(tmp), mode="w") as container:
+        stream = container.add_stream(codec, rate=int(round(fps)))
+        stream.width, stream.height = frames.shape[2], frames.shape[1]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"g": str(max(1, int(round(fps)))), "crf": "18", "preset": "veryfast"}
+        for image in frames:
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+        container.mux(stream.encode())
+    tmp.replace(path)
+    return path
