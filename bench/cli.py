@@ -14,6 +14,7 @@ import sys
 from bench import __version__
 
 SUBCOMMANDS: dict[str, str] = {
+    "demo": "bench.demo",
     "summary": "bench.loaders.cli",
     "perf": "bench.perf",
 }
