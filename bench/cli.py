@@ -16,6 +16,7 @@ from bench import __version__
 SUBCOMMANDS: dict[str, str] = {
     "demo": "bench.demo",
     "summary": "bench.loaders.cli",
+    "metrics": "bench.metrics.cli",
     "perf": "bench.perf",
 }
 

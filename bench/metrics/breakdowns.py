@@ -1,0 +1,172 @@
+"""Breakdowns the figures use: accuracy by video-length bin, by frames sampled, by category; and ViLMA's bias check,
+the word-frequency distributions of captions versus foils and their Jensen-Shannon divergence."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.items import Item
+from bench.metrics.tables import Settings, summarize, summarize_group, with_labels
+
+LENGTH_BINS = (0.0, 5.0, 10.0, 20.0, 30.0, 60.0, math.inf)
+WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def by_category(outcomes: pd.DataFrame, items: Sequence[Item], label: str,
+                settings: Settings = Settings()) -> pd.DataFrame:
+    """Each metric per value of the item label ``label`` (list labels count under each value)."""
+    table = summarize(with_labels(outcomes, items, [label]), settings, by=[label])
+    return table[table["by"] == label].reset_index(drop=True)
+
+
+def item_duration(item: Item, durations: Mapping[str, float] | None = None) -> float | None:
+    """Seconds of video the item shows: the mean over its clips of the window length, or of the file's length from
+    ``durations`` (video path -> seconds) when the window is open; ``None`` when unknown."""
+    lengths = []
+    for clip in item.clips:
+        start, end = clip.window_seconds()
+        if end is None:
+            end = (durations or {}).get(clip.path)
+        if end is not None:
+            lengths.append(end - (start or 0.0))
+    return float(np.mean(lengths)) if lengths else None
+
+
+def length_bins(items: Sequence[Item], bins: Sequence[float] = LENGTH_BINS,
+                durations: Mapping[str, float] | None = None) -> pd.Series:
+    """Each item's video-length bin label (``"[5, 10) s"``), or ``"unknown"``; indexed by item id."""
+    edges = list(bins)
+    if sorted(edges) != edges or len(edges) < 2:
+        raise ValueError(f"bins must be at least two increasing edges, got {edges}")
+    labels = {}
+    for it in items:
+        seconds = item_duration(it, durations)
+        label = "unknown"
+        if seconds is not None:
+            for low, high in zip(edges[:-1], edges[1:]):
+                if low <= seconds < high:
+                    label = f"[{low:g}, {high:g}) s"
+                    break
+            else:
+                label = "outside bins"
+        labels[it.item_id] = label
+    return pd.Series(labels, name="length")
+
+
+def by_length(outcomes: pd.DataFrame, items: Sequence[Item], bins: Sequence[float] = LENGTH_BINS,
+              durations: Mapping[str, float] | None = None, settings: Settings = Settings()) -> pd.DataFrame:
+    """Each metric per video-length bin (bins in the order of ``bins``; "unknown" last)."""
+    frame = outcomes.assign(length=outcomes["item_id"].map(length_bins(items, bins, durations)).fillna("unknown"))
+    rows = []
+    for (metric, length), group in frame.groupby(["metric", "length"], sort=False):
+        rows.append(summarize_group(metric, "length", length, group, settings))
+    table = pd.DataFrame(rows)
+    order = {f"[{lo:g}, {hi:g}) s": i for i, (lo, hi) in enumerate(zip(bins[:-1], bins[1:]))}
+    key = table["subset"].map(lambda s: order.get(s, len(order)))
+    return table.assign(_key=key).sort_values(["metric", "_key"], kind="stable").drop(columns="_key").reset_index(
+        drop=True)
+
+
+def frames_sampled(frame_policy: Mapping | None) -> int | None:
+    """How many frames a policy (its ``describe()`` dict from a run manifest) gives each clip; ``None`` when it
+    depends on the clip's length (``fps`` without a cap, ``second_middles``, ``quarter_seconds``)."""
+    if not frame_policy:
+        return None
+    name = frame_policy.get("name")
+    if name == "none":
+        return 0
+    if name == "single":
+        return 1
+    if name in ("uniform", "segment_midpoints", "consecutive"):
+        return int(frame_policy["k"])
+    if name == "fps" and frame_policy.get("max_frames"):
+        return int(frame_policy["max_frames"])
+    return None
+
+
+def by_frames(runs: Iterable[tuple[Mapping, pd.DataFrame]], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """The overall rows of several runs' metric tables against the number of frames each run sampled.
+
+    ``runs`` holds ``(manifest, table)`` pairs (tables from :func:`bench.metrics.tables.metric_table` or
+    ``run_table``); the result has a ``frames`` column (``None`` when the policy's count varies) and is sorted by it.
+    """
+    parts = []
+    for manifest, table in runs:
+        overall = table[table["by"] == "all"]
+        if metrics is not None:
+            overall = overall[overall["metric"].isin(metrics)]
+        parts.append(overall.assign(frames=frames_sampled(manifest.get("frame_policy")),
+                                    run=manifest.get("name", "")))
+    if not parts:
+        return pd.DataFrame()
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values(["metric", "frames"], kind="stable", na_position="last").reset_index(drop=True)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits, with an apostrophe suffix kept: "man's")."""
+    return WORD.findall(text.lower())
+
+
+def caption_foil_words(items: Iterable[Item]) -> pd.DataFrame:
+    """Word counts in the true texts (captions) and the false texts (foils) of main items, with their normalised
+    frequencies; sorted by total count."""
+    captions: Counter = Counter()
+    foils: Counter = Counter()
+    for it in items:
+        if it.role != "main":
+            continue
+        true = {t for row in it.truth for t in row}
+        for t, text in enumerate(it.texts):
+            (captions if t in true else foils).update(words(text))
+    vocab = sorted(set(captions) | set(foils))
+    frame = pd.DataFrame({"word": vocab, "caption": [captions[w] for w in vocab], "foil": [foils[w] for w in vocab]})
+    for column in ("caption", "foil"):
+        total = frame[column].sum()
+        frame[f"{column}_freq"] = frame[column] / total if total else 0.0
+    return frame.assign(_n=frame["caption"] + frame["foil"]).sort_values(
+        ["_n", "word"], ascending=[False, True]).drop(columns="_n").reset_index(drop=True)
+
+
+def jensen_shannon(p: Sequence[float], q: Sequence[float], base: float = 2.0) -> float:
+    """ViLMA's Jensen-Shannon divergence (App. B, "Bias check"): sqrt((KL(f||m) + KL(c||m)) / 2), m = (f + c) / 2.
+
+    ``p`` and ``q`` are counts or frequencies over the same vocabulary (normalised here); with ``base`` 2 the value
+    lies in [0, 1]: 0 for identical distributions, 1 for disjoint ones.
+    """
+    a, b = np.asarray(p, float), np.asarray(q, float)
+    if a.shape != b.shape:
+        raise ValueError(f"distributions over different vocabularies: {a.shape} vs {b.shape}")
+    if np.any(a < 0) or np.any(b < 0) or a.sum() == 0 or b.sum() == 0:
+        raise ValueError("distributions must be non-negative and not all zero")
+    a, b = a / a.sum(), b / b.sum()
+    m = (a + b) / 2
+
+    def kl(x: np.ndarray) -> float:
+        nz = x > 0
+        return float(np.sum(x[nz] * np.log(x[nz] / m[nz])) / math.log(base))
+
+    return math.sqrt(max(0.0, (kl(a) + kl(b)) / 2))
+
+
+def caption_foil_divergence(items: Sequence[Item], by: str = "subset") -> pd.DataFrame:
+    """Jensen-Shannon divergence of caption versus foil word frequencies per value of ``by`` ("subset" or a label),
+    with the number of items and of distinct words."""
+    groups: dict[str, list[Item]] = {}
+    for it in items:
+        if it.role != "main":
+            continue
+        key = it.subset if by == "subset" else it.labels.get(by)
+        groups.setdefault(str(key), []).append(it)
+    rows = []
+    for key, members in groups.items():
+        freq = caption_foil_words(members)
+        rows.append({by: key, "js": jensen_shannon(freq["caption"], freq["foil"]), "n_items": len(members),
+                     "n_words": len(freq)})
+    return pd.DataFrame(rows, columns=[by, "js", "n_items", "n_words"])

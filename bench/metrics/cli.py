@@ -1,0 +1,146 @@
+"""``foilbench metrics``: each benchmark's metric table for one or more stored runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+EXAMPLE = """examples:
+  foilbench metrics runs/vilma-clip
+  foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --alpha 0.01
+  foilbench metrics runs/videocon-owlcon --by misalignment --json > videocon.json
+
+Values, intervals and chance levels print as percentages; '*' marks a significant result
+(better than chance; for "MC bias (B-A)": a significant choice bias).
+"""
+
+
+def _percent(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def format_table(table) -> str:
+    """A metric table as aligned text: value [ci] chance n, missing/NaN counts, p-value and a significance mark."""
+    import pandas as pd
+
+    shown = pd.DataFrame({
+        "run": table["run"],
+        "metric": table["metric"],
+        "by": table["by"],
+        "subset": table["subset"],
+        "value": [_percent(v) + ("*" if s else "") for v, s in zip(table["value"], table["significant"])],
+        "CI": [f"[{_percent(lo)}, {_percent(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+        "chance": [_percent(c) for c in table["chance"]],
+        "n": table["n"],
+        "missing": table["n_missing"],
+        "nan": table["n_nan"] + table["n_unparsed"],
+        "p": ["-" if math.isnan(p) else f"{p:.2g}" for p in table["p_value"]],
+    })
+    if shown["run"].nunique() == 1:
+        shown = shown.drop(columns="run")
+    return shown.to_string(index=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        return _jsonable(value.item())
+    return value
+
+
+def compute(paths: list[str], settings, by: list[str] | None) -> list[dict]:
+    """Per run: its path, label, benchmark, metric table and coverage notes (items reloaded once per data source)."""
+    from tqdm.auto import tqdm
+
+    from bench.metrics.tables import as_items, coverage_notes, expand_items, run_label, run_table
+    from bench.runstore import load_items, read_run
+
+    cache: dict[str, list] = {}
+    results = []
+    for path in tqdm(paths, desc="runs", unit="run", disable=len(paths) < 2):
+        run = read_run(path)
+        m = run.manifest
+        key = json.dumps([m.get("benchmark"), m.get("data_path"), m.get("video_root"), m.get("loader_options")],
+                         sort_keys=True, default=str)
+        if key not in cache:
+            cache[key] = as_items(load_items(run))
+        items = expand_items(cache[key], run.pair, m.get("benchmark"))
+        notes = coverage_notes(items, run.pair, run.choice, run.failures)
+        if m.get("status") != "complete":
+            notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
+        table = run_table(run, settings, by=by, items=items)
+        results.append({"path": str(path), "run": run_label(run), "benchmark": table["benchmark"].iloc[0],
+                        "measure": m.get("measure"), "table": table, "notes": notes})
+    return results
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute and print (or dump as JSON) the metric tables of the given runs."""
+    import pandas as pd
+
+    from bench.metrics.tables import Settings
+
+    settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed, alpha=args.alpha)
+    results = compute(args.runs, settings, args.by or None)
+    if args.metric:
+        for r in results:
+            r["table"] = r["table"][r["table"]["metric"].isin(args.metric)]
+    if args.json:
+        payload = {
+            "settings": {"bootstrap": settings.n_boot, "level": settings.level, "seed": settings.seed,
+                         "alpha": settings.alpha},
+            "runs": [{k: r[k] for k in ("path", "run", "benchmark", "measure", "notes")} for r in results],
+            "rows": [{k: _jsonable(v) for k, v in rec.items()}
+                     for r in results for rec in r["table"].to_dict(orient="records")],
+        }
+        json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
+        print()
+        return 0
+    by_benchmark: dict[str, list[dict]] = {}
+    for r in results:
+        by_benchmark.setdefault(r["benchmark"], []).append(r)
+    for benchmark, group in by_benchmark.items():
+        print(f"== {benchmark}: {', '.join(r['run'] for r in group)} "
+              f"({settings.level:.0%} bootstrap CI, {settings.n_boot} resamples; * p < {settings.alpha:g})")
+        for r in group:
+            for note in r["notes"]:
+                print(f"  note [{r['run']}]: {note}")
+        table = pd.concat([r["table"] for r in group], ignore_index=True)
+        order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"]))}
+        table = table.assign(_m=table["metric"].map(order), _r=range(len(table)))
+        if len(group) > 1:
+            table = table.sort_values(["_m", "by", "subset", "_r"], kind="stable")
+        print(format_table(table.drop(columns=["_m", "_r"])) if len(table) else "  (no rows)")
+        notes = table.loc[table["note"] != "", ["metric", "note"]].drop_duplicates()
+        for metric, note in zip(notes["metric"], notes["note"]):
+            print(f"  {metric}: {note}")
+        print()
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``metrics`` command."""
+    parser = subparsers.add_parser(
+        "metrics",
+        help="print each benchmark's metric tables (value, CI, chance, significance) for stored runs",
+        description="Compute every metric of each run's benchmark from its stored score tables: over all items, per "
+        "subset and per label breakdown, with a bootstrap confidence interval, the exact chance level of the "
+        "actual items, and a test of 'better than chance'. Missing, NaN and unparsed scores count as failures "
+        "and are counted.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run folder(s) written by the run store")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (settings, runs, rows)")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the tests (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and simulations (default 0)")
+    parser.add_argument("--by", action="append", metavar="LABEL",
+                        help="item label to break down by, repeatable (default: the benchmark's usual ones)")
+    parser.add_argument("--metric", action="append", metavar="NAME", help="only this metric, repeatable")
+    parser.set_defaults(func=run)

@@ -1,0 +1,158 @@
+"""Per-item correctness from the pair and choice tables: the first step of every metric.
+
+Every benchmark module turns (items, pair table, choice table) into an *outcomes* frame, one row per item and metric:
+
+    item_id  str    the item (ViLMA: the main item; its proficiency twin is folded in)
+    subset   str    the item's subset (test / subtest / aspect / category)
+    metric   str    the metric's name, e.g. "T", "StrictVLE", "group"
+    value    float  1.0 correct / 0.0 wrong for success metrics; a number in [0, 1] for others (average precision)
+    chance   float  what a random scorer gets on this item (see :mod:`bench.metrics.chance`)
+    status   str    "ok"; "nan" (a needed score is NaN); "missing" (a needed score or the whole item is absent);
+                    "unparsed" (an answer that could not be parsed). Anything but "ok" is a failure (value 0).
+
+Ties are failures everywhere: a caption must score *strictly* above each foil.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.items import Item
+
+OUTCOME_COLUMNS = ["item_id", "subset", "metric", "value", "chance", "status"]
+STATUSES = ("ok", "nan", "missing", "unparsed")
+TEXT_ONLY_CLIP = -1
+
+
+class ScoreIndex:
+    """Pair-table scores looked up by ``(item_id, clip, text)``.
+
+    Rows of text-only scorers (``clip == -1``) stand for every clip of their item. Duplicate rows are an error: a
+    score table must say one thing per pair.
+    """
+
+    def __init__(self, pair: pd.DataFrame):
+        keys = ["item_id", "clip", "text"]
+        missing = [c for c in keys + ["score"] if c not in pair.columns]
+        if missing:
+            raise ValueError(f"pair table lacks column(s) {missing}")
+        dup = pair.duplicated(keys, keep=False)
+        if dup.any():
+            first = pair.loc[dup, keys].iloc[0].tolist()
+            raise ValueError(f"pair table has {int(dup.sum())} rows for repeated (item_id, clip, text) keys, "
+                             f"e.g. {first}")
+        clips = pair["clip"].to_numpy(dtype=np.int64)
+        texts = pair["text"].to_numpy(dtype=np.int64)
+        scores = pair["score"].to_numpy(dtype=float)
+        self._by_item = {
+            item_id: (clips[rows], texts[rows], scores[rows])
+            for item_id, rows in pair.groupby("item_id", sort=False).indices.items()
+        }
+
+    def matrix(self, item: Item) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, present)``: clips x texts arrays; absent pairs are NaN in ``scores`` and False in ``present``."""
+        shape = (len(item.clips), len(item.texts))
+        scores = np.full(shape, np.nan)
+        present = np.zeros(shape, dtype=bool)
+        if item.item_id not in self._by_item:
+            return scores, present
+        clips, texts, values = self._by_item[item.item_id]
+        bad = (clips < TEXT_ONLY_CLIP) | (clips >= shape[0]) | (texts < 0) | (texts >= shape[1])
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"pair table row for item {item.item_id!r} points at clip {clips[i]}, text {texts[i]}, "
+                             f"outside its {shape[0]} clip(s) x {shape[1]} text(s)")
+        text_only = clips == TEXT_ONLY_CLIP
+        scores[:, texts[text_only]] = values[text_only]
+        present[:, texts[text_only]] = True
+        seen = ~text_only
+        scores[clips[seen], texts[seen]] = values[seen]
+        present[clips[seen], texts[seen]] = True
+        return scores, present
+
+
+def cells_status(scores: np.ndarray, present: np.ndarray) -> str:
+    """The status of a set of needed cells: "missing" beats "nan" beats "ok"."""
+    if not np.all(present):
+        return "missing"
+    if np.any(np.isnan(scores)):
+        return "nan"
+    return "ok"
+
+
+def worst_status(*statuses: str) -> str:
+    """The worst of several statuses ("missing" > "unparsed" > "nan" > "ok")."""
+    order = ("ok", "nan", "unparsed", "missing")
+    return max(statuses, key=order.index)
+
+
+def beats_all(scores: np.ndarray, winners: Sequence[int], losers: Sequence[int]) -> bool:
+    """True when every ``winners`` score is strictly above every ``losers`` score (NaN and ties fail)."""
+    win, lose = scores[list(winners)], scores[list(losers)]
+    if np.any(np.isnan(win)) or np.any(np.isnan(lose)):
+        return False
+    return bool(win.min() > lose.max()) if len(lose) else True
+
+
+def false_texts(item: Item, clip: int) -> list[int]:
+    """The texts not true of ``clip`` (its foils)."""
+    return [t for t in range(len(item.texts)) if t not in item.truth[clip]]
+
+
+class ChoiceIndex:
+    """Choice-table questions grouped by ``(item_id, axis, query)``: each a list of ``(options, choice)``."""
+
+    def __init__(self, choice: pd.DataFrame | None):
+        self._rows: dict[tuple[str, str, int], list[tuple[list[int], int]]] = defaultdict(list)
+        if choice is None:
+            return
+        for item_id, axis, query, options, chosen in zip(choice["item_id"], choice["axis"], choice["query"],
+                                                         choice["options"], choice["choice"]):
+            self._rows[(item_id, axis, int(query))].append(([int(o) for o in options], int(chosen)))
+
+    def asked(self, item_id: str, axis: str, query: int) -> list[tuple[list[int], int]]:
+        """Every ``(options, choice)`` asked for this question, in table order."""
+        return self._rows.get((item_id, axis, query), [])
+
+
+def answers_status(asked: list[tuple[list[int], int]]) -> str:
+    """The status of a question: "missing" when nothing was asked, "unparsed" when an answer is -1, else "ok"."""
+    if not asked:
+        return "missing"
+    if any(chosen == -1 for _, chosen in asked):
+        return "unparsed"
+    return "ok"
+
+
+def outcome(item_id: str, subset: str, metric: str, correct: bool | float, chance: float, status: str) -> dict:
+    """One outcomes row; anything but an "ok" status is recorded as a failure (value 0)."""
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+    value = float(correct) if status == "ok" else 0.0
+    return {"item_id": item_id, "subset": subset, "metric": metric, "value": value, "chance": float(chance),
+            "status": status}
+
+
+def outcomes_frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """An outcomes frame from rows built by :func:`outcome`."""
+    df = pd.DataFrame(list(rows), columns=OUTCOME_COLUMNS)
+    return df.astype({"value": float, "chance": float})
+
+
+def item_correct(items, pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None,
+                 benchmark: str | None = None) -> pd.DataFrame:
+    """Per-item correctness, one row per item and one column per metric (NaN where a metric does not apply).
+
+    ``items`` is an ItemSet or a list of Items; ``benchmark`` defaults to the items' benchmark. This is the table
+    widgets and notebooks use to pick failures.
+    """
+    from bench.metrics.tables import benchmark_outcomes
+
+    long = benchmark_outcomes(items, pair, choice, benchmark=benchmark)
+    wide = long.pivot_table(index="item_id", columns="metric", values="value", aggfunc="first", sort=False)
+    wide.columns.name = None
+    return wide

@@ -1,0 +1,137 @@
+"""VELOCITI (Saravanan et al., CVPR 2025): ClassicVLE, StrictVLE, its positive/negative analysis, multiple choice.
+
+From the entailment scores e = P(Yes)/(P(Yes)+P(No)) of the positive and negative caption (pair table; official
+``metrics.py``):
+
+- ClassicVLE (Sec. 4): e(V, C+) > e(V, C-), strictly; chance 1/2.
+- StrictVLE (Sec. 4): e(V, C+) > 0.5 and e(V, C-) < 0.5; chance 25% by the paper's convention (see
+  :data:`bench.metrics.chance.STRICT_VLE_CHANCE`).
+- Table 3 analysis: "pos acc" = share of e(V, C+) > 0.5; "neg acc | pos" = share of e(V, C-) < 0.5 among the items
+  whose positive is right (its n is theirs).
+
+From the multiple-choice answers (choice table, axis "text"; Sec. 5.4, Table 5): "MC A" / "MC B" = accuracy when the
+positive is option A / B; "MC A∧B" = right in both orders (chance 1/4); "MC bias (B-A)" = MC B minus MC A on the same
+items, tested against 0 with an exact McNemar test ("significant" there means a significant choice bias).
+
+"Avg" rows average each metric over the seven tests, leaving out the control test (Table 2).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.items import Item
+from bench.metrics import intervals
+from bench.metrics.chance import STRICT_VLE_CHANCE, STRICT_VLE_NOTE, YES_NO_CHANCE, choice_chance, ranking_chance
+from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, beats_all, cells_status, outcome,
+                                       outcomes_frame, worst_status)
+from bench.metrics.tables import ALL, Settings, mean_of_means_row, row, summarize, with_labels
+from bench.scoretables import pair_frame
+
+THRESHOLD = 0.5
+CONTROL = "control"
+PAIR_METRICS = ("ClassicVLE", "StrictVLE", "pos acc", "neg acc | pos")
+CHOICE_METRICS = ("MC A", "MC B", "MC A∧B")
+DEFAULT_BY: tuple[str, ...] = ()
+NOTES = {
+    "StrictVLE": STRICT_VLE_NOTE,
+    "pos acc": "chance: a random Yes/No answer",
+    "neg acc | pos": "among items whose positive caption is right; chance: a random Yes/No answer",
+}
+
+
+def _pos_neg(item: Item) -> tuple[int, int]:
+    pos = item.truth[0][0]
+    return pos, 1 - pos
+
+
+def _pair_rows(item: Item, index: ScoreIndex) -> list[dict]:
+    scores, present = index.matrix(item)
+    pos, neg = _pos_neg(item)
+    s_pos, s_neg = scores[0, pos], scores[0, neg]
+    st_pos = cells_status(scores[0, [pos]], present[0, [pos]])
+    st_neg = cells_status(scores[0, [neg]], present[0, [neg]])
+    both = worst_status(st_pos, st_neg)
+    pos_ok = bool(s_pos > THRESHOLD)
+    neg_ok = bool(s_neg < THRESHOLD)
+    rows = [
+        outcome(item.item_id, item.subset, "ClassicVLE", beats_all(scores[0], [pos], [neg]),
+                ranking_chance(2), both),
+        outcome(item.item_id, item.subset, "StrictVLE", pos_ok and neg_ok, STRICT_VLE_CHANCE, both),
+        outcome(item.item_id, item.subset, "pos acc", pos_ok, YES_NO_CHANCE, st_pos),
+    ]
+    if st_pos == "ok" and pos_ok:
+        rows.append(outcome(item.item_id, item.subset, "neg acc | pos", neg_ok, YES_NO_CHANCE, st_neg))
+    return rows
+
+
+def _choice_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
+    pos, _ = _pos_neg(item)
+    asked = choices.asked(item.item_id, "text", 0)
+    orders = {"A": [a for a in asked if a[0][0] == pos], "B": [a for a in asked if a[0][0] != pos]}
+    results = {}
+    for letter, rows in orders.items():
+        status = answers_status(rows)
+        correct = all(chosen == pos for _, chosen in rows)
+        chance = float(np.prod([choice_chance(len(opts)) for opts, _ in rows])) if rows else 0.5
+        results[letter] = (correct, chance, status)
+    (a_ok, a_chance, a_status), (b_ok, b_chance, b_status) = results["A"], results["B"]
+    return [
+        outcome(item.item_id, item.subset, "MC A", a_ok, a_chance, a_status),
+        outcome(item.item_id, item.subset, "MC B", b_ok, b_chance, b_status),
+        outcome(item.item_id, item.subset, "MC A∧B", a_ok and b_ok, a_chance * b_chance,
+                worst_status(a_status, b_status)),
+    ]
+
+
+def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Entailment outcomes when the pair table has rows (or no table has any), choice outcomes when the choice
+    table has rows."""
+    has_pair = pair is not None and len(pair) > 0
+    has_choice = choice is not None and len(choice) > 0
+    index = ScoreIndex(pair if has_pair else pair_frame([]))
+    choices = ChoiceIndex(choice if has_choice else None)
+    rows = []
+    for it in items:
+        if it.role != "main":
+            continue
+        if has_pair or not has_choice:
+            rows += _pair_rows(it, index)
+        if has_choice:
+            rows += _choice_rows(it, choices)
+    return outcomes_frame(rows)
+
+
+def bias_row(out: pd.DataFrame, by: str, subset: str, settings: Settings) -> dict | None:
+    """The "MC bias (B-A)" row: accuracy with the positive as B minus as A, paired over items; McNemar test
+    against 0."""
+    a = out[out["metric"] == "MC A"].set_index("item_id")["value"]
+    b = out[out["metric"] == "MC B"].set_index("item_id")["value"].reindex(a.index)
+    if not len(a):
+        return None
+    diff = (b - a).to_numpy(float)
+    ci = intervals.bootstrap_ci(diff, settings.n_boot, settings.level, settings.seed)
+    p_value = intervals.mcnemar_test(b.to_numpy() == 1, a.to_numpy() == 1)
+    return row("MC bias (B-A)", by, subset, float(diff.mean()), ci, 0.0, len(diff), p_value, settings,
+               "mcnemar (two-sided)", note="significant = a significant choice bias, not skill")
+
+
+def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
+          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every metric over all items and per test, the choice bias, and the average over the non-control tests."""
+    by = tuple(DEFAULT_BY if by is None else by)
+    out = with_labels(outcomes(items, pair, choice), items, by)
+    parts = [summarize(out, settings, by=by, notes=NOTES)]
+    bias = [bias_row(out, ALL, ALL, settings)]
+    bias += [bias_row(group, "subset", str(s), settings) for s, group in out.groupby("subset", sort=True)]
+    tests = [s for s in dict.fromkeys(out["subset"]) if s != CONTROL]
+    averages = [mean_of_means_row(out, m, {t: [t] for t in tests}, m, settings, by="average",
+                                  subset="tests except control", note=NOTES.get(m, ""))
+                for m in dict.fromkeys(out["metric"])] if len(tests) > 1 else []
+    extra = [r for r in bias + averages if r]
+    if extra:
+        parts.append(pd.DataFrame(extra))
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,107 @@
+"""Vinoground (Zhang et al. 2024): text, video and group scores for similarity matrices and for A/B answers.
+
+Each item has two clips (positive, negative) and two texts with truth ((0,), (1,)) in general form: clip c's caption
+is ``truth[c][0]``. With s(c, t) the pair score (Sec. 4.1, Winoground's definitions):
+
+- text  = s(c0, t0) > s(c0, t1) and s(c1, t1) > s(c1, t0)       (each clip prefers its caption; chance 1/4)
+- video = s(c0, t0) > s(c1, t0) and s(c1, t1) > s(c0, t1)       (each caption prefers its clip; chance 1/4)
+- group = text and video                                          (chance 1/6, exact for random scores)
+
+From A/B answers (choice table; ``get_score_all.py``): "text (A/B)" = both text-score questions (axis "text", one per
+clip) answered with the clip's caption; "video (A/B)" = both video-score questions (axis "video", one per caption)
+answered with the caption's clip; "group (A/B)" = both. A question asked in several option orders counts as right
+only when every order is answered right. Chance: 1/2 per order asked for text and video; 1/6 for group by the paper's
+convention (:data:`bench.metrics.chance.WINOGROUND_GROUP_CHANCE`).
+
+Rows are reported over all items, per major category (the subset) and per minor category (a list label).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.items import Item
+from bench.metrics.chance import ANSWER_GROUP_NOTE, WINOGROUND_GROUP_CHANCE, choice_chance
+from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, cells_status, outcome,
+                                       outcomes_frame, worst_status)
+from bench.metrics.tables import Settings, summarize, with_labels
+from bench.scoretables import pair_frame
+
+TEXT_CHANCE = 0.25
+VIDEO_CHANCE = 0.25
+DEFAULT_BY = ("minor",)
+NOTES = {"group (A/B)": ANSWER_GROUP_NOTE}
+
+
+def _check(item: Item) -> tuple[int, int]:
+    if len(item.clips) != 2 or len(item.texts) != 2 or any(len(t) != 1 for t in item.truth):
+        raise ValueError(f"Vinoground item {item.item_id!r} must have 2 clips x 2 texts with one true text per clip")
+    t0, t1 = item.truth[0][0], item.truth[1][0]
+    if t0 == t1:
+        raise ValueError(f"Vinoground item {item.item_id!r}: both clips point at text {t0}")
+    return t0, t1
+
+
+def _similarity_rows(item: Item, index: ScoreIndex) -> list[dict]:
+    t0, t1 = _check(item)
+    s, present = index.matrix(item)
+    status = cells_status(s, present)
+    text = bool(s[0, t0] > s[0, t1] and s[1, t1] > s[1, t0])
+    video = bool(s[0, t0] > s[1, t0] and s[1, t1] > s[0, t1])
+    return [
+        outcome(item.item_id, item.subset, "text", text, TEXT_CHANCE, status),
+        outcome(item.item_id, item.subset, "video", video, VIDEO_CHANCE, status),
+        outcome(item.item_id, item.subset, "group", text and video, WINOGROUND_GROUP_CHANCE, status),
+    ]
+
+
+def _questions(item: Item, choices: ChoiceIndex, axis: str, targets: dict[int, int]) -> tuple[bool, float, str]:
+    correct, chance, statuses = True, 1.0, []
+    for query, target in targets.items():
+        asked = choices.asked(item.item_id, axis, query)
+        statuses.append(answers_status(asked))
+        correct &= bool(asked) and all(chosen == target for _, chosen in asked)
+        chance *= float(np.prod([choice_chance(len(opts)) for opts, _ in asked])) if asked else 0.5
+    return correct, chance, worst_status(*statuses)
+
+
+def _answer_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
+    t0, t1 = _check(item)
+    text = _questions(item, choices, "text", {0: t0, 1: t1})
+    video = _questions(item, choices, "video", {t0: 0, t1: 1})
+    return [
+        outcome(item.item_id, item.subset, "text (A/B)", *text),
+        outcome(item.item_id, item.subset, "video (A/B)", *video),
+        outcome(item.item_id, item.subset, "group (A/B)", text[0] and video[0], WINOGROUND_GROUP_CHANCE,
+                worst_status(text[2], video[2])),
+    ]
+
+
+def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Similarity outcomes when the pair table has rows (or no table has any), answer outcomes when the choice
+    table has rows."""
+    has_pair = pair is not None and len(pair) > 0
+    has_choice = choice is not None and len(choice) > 0
+    index = ScoreIndex(pair if has_pair else pair_frame([]))
+    choices = ChoiceIndex(choice if has_choice else None)
+    rows = []
+    for it in items:
+        if it.role != "main":
+            continue
+        if has_pair or not has_choice:
+            rows += _similarity_rows(it, index)
+        if has_choice:
+            rows += _answer_rows(it, choices)
+    return outcomes_frame(rows)
+
+
+def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
+          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Text, video and group scores over all items, per major category and per minor category."""
+    labels_present = {k for it in items for k in it.labels}
+    by = tuple(b for b in DEFAULT_BY if b in labels_present) if by is None else tuple(by)
+    out = with_labels(outcomes(items, pair, choice), items, by)
+    return summarize(out, settings, by=by, notes=NOTES)

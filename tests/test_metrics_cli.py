@@ -1,0 +1,92 @@
+"""``foilbench metrics``: help text, table formatting, and the command on a run folder in the run-store layout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from bench.items import Clip, Item
+from bench.metrics import cli
+from bench.metrics.tables import Settings, metric_table
+from bench.scoretables import choice_frame, failure_frame, pair_frame
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="foilbench")
+    cli.register(parser.add_subparsers(dest="command"))
+    return parser
+
+
+def test_help_shows_examples(capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["metrics", "--help"])
+    text = capsys.readouterr().out
+    assert "foilbench metrics runs/vilma-clip" in text and "--bootstrap" in text and "--json" in text
+
+
+def test_format_table_marks_significance_and_percentages():
+    items = [Item("vitatecs", f"Type/{i}", "Type", (Clip("v.mp4"),), ("a dog runs", "a dog walks"), ((0,),))
+             for i in range(20)]
+    pair = pair_frame([{"item_id": it.item_id, "clip": 0, "text": t, "score": 1.0 - t} for it in items for t in (0, 1)])
+    table = metric_table(items, pair, settings=Settings(n_boot=100))
+    table.insert(0, "run", "toy")
+    text = cli.format_table(table)
+    lines = text.splitlines()
+    assert "run" not in lines[0]  # one run: no run column
+    assert "100.0*" in text and "[100.0, 100.0]" in text and "50.0" in text
+
+
+VITATECS_LINES = [
+    {"src_dataset": "MSRVTT", "video_name": "video8836.mp4", "caption": "a woman is cooking food",
+     "counterfactual": "a woman is eating food", "aspect": "Direction"},
+    {"src_dataset": "MSRVTT", "video_name": "video9770.mp4", "caption": "a person is connecting a cable",
+     "counterfactual": "a person is disconnecting a cable", "aspect": "Direction"},
+    {"src_dataset": "VATEX", "video_name": "i0ccSYMl0vo_000027_000037.mp4", "caption": "a man runs fast",
+     "counterfactual": "a man runs slowly", "aspect": "Direction"},
+]
+
+
+def _write_run(folder, data_path, items, rows):
+    (folder / "pair").mkdir(parents=True)
+    (folder / "choice").mkdir()
+    (folder / "failures").mkdir()
+    manifest = {"benchmark": "vitatecs", "data_path": str(data_path), "video_root": None, "loader_options": {},
+                "adapter": "toy", "model": "toy", "revision": None, "measure": "similarity", "dtype": "float32",
+                "device": "cpu", "batch_size": 1, "frame_policy": {"name": "uniform", "k": 8},
+                "prompt": {"name": None, "template": None}, "seed": 0, "versions": {}, "status": "complete",
+                "name": "toy-run"}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    pair_frame(rows).to_parquet(folder / "pair" / "part-00000.parquet")
+    choice_frame([]).to_parquet(folder / "choice" / "part-00000.parquet")
+    failure_frame([{"item_id": items[2].item_id, "stage": "frames", "reason": "unreadable video"}]).to_parquet(
+        folder / "failures" / "part-00000.parquet")
+
+
+def test_metrics_command_on_a_stored_run(tmp_path, capsys):
+    pytest.importorskip("bench.runstore", reason="the run store is not in the tree yet", exc_type=ImportError)
+    loaders = pytest.importorskip("bench.loaders", reason="the loaders are not in the tree yet", exc_type=ImportError)
+    data = tmp_path / "Direction.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in VITATECS_LINES))
+    items = list(loaders.load("vitatecs", data))
+    rows = []
+    for it, right in zip(items[:2], (True, False)):
+        cap = it.truth[0][0]
+        rows += [{"item_id": it.item_id, "clip": 0, "text": cap, "score": 0.9 if right else 0.1},
+                 {"item_id": it.item_id, "clip": 0, "text": 1 - cap, "score": 0.5}]
+    _write_run(tmp_path / "run", data, items, rows)
+
+    args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "100"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "== vitatecs: toy-run" in out
+    assert "no score at all" in out and "scoring failure" in out
+    assert "33.3" in out  # 1 of 3 items right; the unscored item counts as a failure
+
+    args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--json", "--bootstrap", "100"])
+    assert args.func(args) == 0
+    payload = json.loads(capsys.readouterr().out)
+    overall = [r for r in payload["rows"] if r["metric"] == "accuracy" and r["by"] == "all"][0]
+    assert overall["value"] == pytest.approx(1 / 3) and overall["n_missing"] == 1 and overall["run"] == "toy-run"
+    assert payload["runs"][0]["benchmark"] == "vitatecs"
