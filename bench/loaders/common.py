@@ -22,15 +22,30 @@ class LoaderError(ValueError):
         super().__init__(f"{place}: {problem}")
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; an empty or malformed file raises :class:`LoaderError` with the line and column."""
+    """Parse a JSON file; an empty or malformed file, or a repeated key, raises :class:`LoaderError`."""
     text = path.read_text(encoding="utf-8")
     if not text.strip():
         raise LoaderError(path, None, "the file is empty, expected JSON")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
         raise LoaderError(path, f"line {err.lineno} column {err.colno}", f"malformed JSON: {err.msg}") from None
+    except _DuplicateKey as dup:
+        raise LoaderError(path, f"key {dup.args[0]!r}", "duplicate key (item ids must be unique)") from None
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
