@@ -10,7 +10,8 @@ import numpy as np
 def write_video(path: str | Path, frames: np.ndarray, fps: float = 30.0, codec: str = "libx264") -> Path:
     """Encode ``frames`` (T x H x W x 3, uint8; H and W even) to ``path`` at a constant ``fps``.
 
-    H.264 in yuv420p with every frame a keyframe-safe GOP of 1 second, so any decoder can seek it.
+    H.264 (or another PyAV codec, e.g. ``libvpx`` for WebM) in yuv420p with a keyframe every second so any decoder
+    can seek it; encoded on one thread so the same frames give the same bytes.
     """
     import av
 
@@ -26,7 +27,10 @@ def write_video(path: str | Path, frames: np.ndarray, fps: float = 30.0, codec: 
         stream = container.add_stream(codec, rate=int(round(fps)))
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = "yuv420p"
-        stream.options = {"g": str(max(1, int(round(fps)))), "crf": "18", "preset": "veryfast"}
+        stream.thread_count = 1
+        stream.options = {"g": str(max(1, int(round(fps))))}
+        if codec == "libx264":
+            stream.options.update(crf="18", preset="veryfast")
         for image in frames:
             container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
         container.mux(stream.encode())

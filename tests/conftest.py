@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import av  # noqa: F401  (PyAV's FFmpeg must load before decord's bundled one, or libvpx encoding fails)
 import pytest
 
 from bench.paths import REALDATA_ENV, realdata_dir
