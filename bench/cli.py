@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "bench.demo",
     "summary": "bench.loaders.cli",
     "metrics": "bench.metrics.cli",
+    "perf": "bench.perf",
 }
 
 

@@ -1,0 +1,129 @@
+"""Frame-sampling policies: pure functions from a window of frames to the frame indices to decode.
+
+Every policy takes ``(first, count, fps, params, key)``: the window's first frame index, how many frames it has, the
+video's frame rate, the policy's parameters and a string identifying the clip (for seeded policies). It returns the
+chosen absolute indices in time order and notes on any fallback (never silent padding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Callable
+
+import numpy as np
+
+Selection = tuple[list[int], list[str]]
+
+
+def uniform(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """``k`` frames evenly spread over the window, ends included (``np.linspace(0, n-1, k)``, as LLaVA-OneVision's
+    Vinoground script); a window shorter than ``k`` gives each of its frames once, noted."""
+    k = int(params["k"])
+    if count < k:
+        return list(range(first, first + count)), [f"window has {count} frames, fewer than k={k}: all used once"]
+    return [first + int(i) for i in np.linspace(0, count - 1, k).round().astype(int)], []
+
+
+def by_fps(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """One frame every ``1/fps`` seconds from the window start; more than ``max_frames`` are thinned uniformly
+    (VITATECS X-CLIP: 1 fps, at most 12)."""
+    step = fps / float(params["fps"])
+    chosen = sorted({first + int(i * step) for i in range(max(1, math.ceil(count / step))) if int(i * step) < count})
+    cap = params.get("max_frames")
+    if cap and len(chosen) > int(cap):
+        picks = np.linspace(0, len(chosen) - 1, int(cap)).round().astype(int)
+        return [chosen[i] for i in picks], [f"{len(chosen)} frames at {params['fps']} fps thinned to {cap}"]
+    return chosen, []
+
+
+def segment_midpoints(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """The middle frame of ``k`` equal segments: ``seg = (n-1)/k; idx = int(seg/2) + round(seg*i)`` (VideoCon,
+    mPLUG-Owl ``processing_mplug_owl.py::get_index``); a window shorter than ``k`` gives each frame once, noted."""
+    k = int(params["k"])
+    if count < k:
+        return list(range(first, first + count)), [f"window has {count} frames, fewer than k={k}: all used once"]
+    seg = (count - 1) / k
+    return [first + int(seg / 2) + int(round(seg * i)) for i in range(k)], []
+
+
+def second_middles(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """The frame at the middle of each whole second, with ``fps = round(average fps)`` (VELOCITI Video-LLMs,
+    ``utils/clip_utils.py::process_video``: 10 frames for a 10-s clip)."""
+    rate = max(1, round(fps))
+    seconds = count // rate
+    if seconds == 0:
+        return [first + count // 2], [f"window shorter than one second ({count} frames): its middle frame used"]
+    return [first + s * rate + rate // 2 for s in range(seconds)], []
+
+
+def quarter_seconds(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """Frames at ``s + 0.25`` and ``s + 0.75`` seconds of each whole second: 2 fps (VELOCITI contrastive models,
+    ``utils/extract_frames.py``)."""
+    seconds = int(count // fps)
+    chosen = [first + int(round((s + q) * fps)) for s in range(seconds) for q in (0.25, 0.75)]
+    chosen = [i for i in chosen if i < first + count]
+    if not chosen:
+        return [first + count // 2], [f"window shorter than one second ({count} frames): its middle frame used"]
+    return chosen, []
+
+
+def _rng(params: dict, key: str) -> np.random.Generator:
+    digest = hashlib.sha256(f"{params.get('seed', 0)}|{key}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def consecutive(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """``k`` consecutive frames ending at a seeded random index (ViLMA ``Dataset_v2``: ``clip_len=8``,
+    ``frame_sample_rate=1``, ``end = randint(k, n)``). The seed is mixed with the clip, so a clip's frames do not
+    depend on the order items are read (the official code draws from one global stream seeded with 0). A window
+    shorter than ``k`` gives all its frames, noted (the official code repeats the last frame)."""
+    k = int(params["k"])
+    if count <= k:
+        return list(range(first, first + count)), ([] if count == k else
+                                                   [f"window has {count} frames, fewer than k={k}: all used once"])
+    end = int(_rng(params, key).integers(k, count))
+    return list(range(first + end - k, first + end)), []
+
+
+def single(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """One frame: the middle one (``mode="middle"``) or a seeded random one (``mode="random"``)."""
+    mode = params.get("mode", "middle")
+    if mode == "middle":
+        return [first + (count - 1) // 2], []
+    if mode == "random":
+        return [first + int(_rng(params, key).integers(0, count))], []
+    raise ValueError(f"single-frame mode must be 'middle' or 'random', got {mode!r}")
+
+
+def none(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
+    """No frames at all (blind runs)."""
+    return [], []
+
+
+POLICIES: dict[str, Callable[[int, int, float, dict, str], Selection]] = {
+    "uniform": uniform,
+    "fps": by_fps,
+    "segment_midpoints": segment_midpoints,
+    "second_middles": second_middles,
+    "quarter_seconds": quarter_seconds,
+    "consecutive": consecutive,
+    "single": single,
+    "none": none,
+}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "uniform": ("k",),
+    "fps": ("fps",),
+    "segment_midpoints": ("k",),
+    "consecutive": ("k",),
+}
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "uniform": ("k",),
+    "fps": ("fps", "max_frames"),
+    "segment_midpoints": ("k",),
+    "second_middles": (),
+    "quarter_seconds": (),
+    "consecutive": ("k", "seed"),
+    "single": ("mode", "seed"),
+    "none": (),
+}

@@ -1,0 +1,177 @@
+"""Turning a clip (file + window) and a policy into frames, indices and timestamps."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from bench.frames import decode
+from bench.frames.decode import FrameError
+from bench.frames.policies import ALLOWED, POLICIES, REQUIRED
+from bench.items import Clip
+
+
+@dataclass(frozen=True)
+class FramePolicy:
+    """A named policy with its parameters (hashable, so it keys caches)."""
+
+    name: str
+    params: tuple[tuple[str, object], ...] = ()
+
+    def describe(self) -> dict:
+        """The policy as plain data for manifests."""
+        return {"name": self.name, **dict(self.params)}
+
+
+def policy(name: str, **params: object) -> FramePolicy:
+    """A :class:`FramePolicy`, checked: ``policy("uniform", k=8)``, ``policy("fps", fps=1, max_frames=12)``."""
+    if name not in POLICIES:
+        raise ValueError(f"unknown frame policy {name!r}; choose one of {sorted(POLICIES)}")
+    missing = [p for p in REQUIRED.get(name, ()) if p not in params]
+    unknown = [p for p in params if p not in ALLOWED[name]]
+    if missing or unknown:
+        raise ValueError(f"frame policy {name!r} takes {list(ALLOWED[name])}; "
+                         f"missing {missing}, unknown {unknown}")
+    return FramePolicy(name, tuple(sorted(params.items())))
+
+
+def parse_policy(text: str) -> FramePolicy:
+    """``"uniform:k=8"`` or ``"fps:fps=1,max_frames=12"`` or ``"none"`` to a policy (for command lines)."""
+    name, _, rest = text.partition(":")
+    params = {}
+    for pair in filter(None, rest.split(",")):
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"frame policy parameter must be KEY=VALUE, got {pair!r} in {text!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return policy(name, **params)
+
+
+@dataclass
+class Frames:
+    """Decoded frames and where they came from.
+
+    ``timestamps`` are seconds from the start of the file (of the joined timeline for joined clips); ``segments`` says
+    for joined clips which clip each frame is from (-1 for the black gap); ``notes`` records every fallback.
+    """
+
+    array: np.ndarray
+    indices: list[int]
+    timestamps: list[float]
+    fps: float
+    path: str
+    notes: list[str] = field(default_factory=list)
+    segments: list[int] = field(default_factory=list)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the pixels."""
+        return int(self.array.nbytes)
+
+
+def window_frames(clip: Clip, count: int, fps: float) -> tuple[int, int, list[str]]:
+    """The clip's window as (first frame, number of frames) of a video with ``count`` frames at ``fps``."""
+    notes = []
+    if clip.unit == "pts" and clip.fps and abs(clip.fps - fps) > 0.01:
+        notes.append(f"window given in frames at {clip.fps} fps, video is {fps:.3f} fps: converted through time")
+    scale = fps if clip.unit == "sec" else fps / float(clip.fps)  # type: ignore[arg-type]
+    first = 0 if clip.start is None else int(round(clip.start * scale))
+    end = count if clip.end is None else int(round(clip.end * scale))  # pts: frames[start:end], as ViLMA slices
+    if first >= count:
+        raise FrameError(clip.path, f"window starts at frame {first}, after the last frame ({count - 1})")
+    if end > count:
+        notes.append(f"window ends at frame {end}, past the video's {count} frames: clipped to the end")
+        end = count
+    return first, max(1, end - first), notes
+
+
+def _key(clip: Clip) -> str:
+    return f"{clip.path}|{clip.start}|{clip.end}|{clip.unit}"
+
+
+def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "decord",
+                  size: tuple[int, int] | None = None, cache=None) -> Frames:
+    """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given).
+
+    Raises :class:`FrameError` for a missing, empty, corrupt or too short file.
+    """
+    if backend not in decode.BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
+    if cache is not None:
+        return cache.get_or_decode(clip, frame_policy, backend, size, _decode)
+    return _decode(clip, frame_policy, backend, size)
+
+
+def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: tuple[int, int] | None) -> Frames:
+    if frame_policy.name == "none":
+        height, width = (size[1], size[0]) if size else (0, 0)
+        return Frames(np.zeros((0, height, width, 3), np.uint8), [], [], 0.0, clip.path, ["no frames (blind)"])
+    count, fps = decode.probe(clip.path, backend)
+    first, length, notes = window_frames(clip, count, fps)
+    indices, more = POLICIES[frame_policy.name](first, length, fps, dict(frame_policy.params), _key(clip))
+    array = decode.read(clip.path, indices, backend, size)
+    return Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more)
+
+
+def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float = 2.0, *,
+                  backend: str = "decord", size: tuple[int, int] | None = None) -> Frames:
+    """Frames of ``clips`` played one after another with ``gap_seconds`` of black between them (Vinoground's video
+    score), the policy applied to the joined timeline at the first clip's frame rate.
+
+    Every clip and every gap must get at least one frame; when the policy leaves one out, its nearest frame is
+    added and noted.
+    """
+    if frame_policy.name == "none":
+        return _decode(clips[0], frame_policy, backend, size)
+    parts = []
+    for clip in clips:
+        count, fps = decode.probe(clip.path, backend)
+        first, length, notes = window_frames(clip, count, fps)
+        parts.append((clip, first, length, fps, notes))
+    rate = parts[0][3]
+    gap = int(round(gap_seconds * rate))
+    spans: list[tuple[int, int, int]] = []  # (segment, start on the joined timeline, length)
+    start = 0
+    for n, (clip, first, length, fps, _) in enumerate(parts):
+        if n:
+            spans.append((-1, start, gap))
+            start += gap
+        joined_length = int(round(length / fps * rate))
+        spans.append((n, start, joined_length))
+        start += joined_length
+    chosen, notes = POLICIES[frame_policy.name](0, start, rate, dict(frame_policy.params), "|".join(map(_key, clips)))
+    chosen = set(chosen)
+    for segment, s, length in spans:
+        if length and not any(s <= i < s + length for i in chosen):
+            chosen.add(s + length // 2)
+            notes.append(f"{'gap' if segment < 0 else f'clip {segment}'} got no frame: its middle frame added")
+    notes = [note for part in parts for note in part[4]] + notes
+    timeline = sorted(chosen)
+    segments, local = [], []
+    for i in timeline:
+        segment, s, _ = next(span for span in spans if span[1] <= i < span[1] + span[2])
+        segments.append(segment)
+        if segment >= 0:
+            _, first, length, fps, _ = parts[segment]
+            local.append(min(first + length - 1, first + int(math.floor((i - s) / rate * fps))))
+        else:
+            local.append(-1)
+    decoded: dict[int, list[np.ndarray]] = {}
+    for n, (clip, *_rest) in enumerate(parts):
+        wanted = [idx for seg, idx in zip(segments, local) if seg == n]
+        if n and size is None:  # clips of another resolution are scaled to the first clip's
+            height, width = decoded[0][0].shape[:2]
+            size = (width, height)
+        decoded[n] = list(decode.read(clip.path, wanted, backend, size))
+    black = np.zeros_like(decoded[0][0])
+    streams = {n: iter(arrays) for n, arrays in decoded.items()}
+    frames = [next(streams[seg]) if seg >= 0 else black for seg in segments]
+    return Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips), notes,
+                  segments)

@@ -1,0 +1,201 @@
+"""Frame sampling: every policy's indices, frame order, windows, the black gap, both backends, and bad files."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from bench.frames import (BACKENDS, FrameCache, FrameError, parse_policy, policy, prefetch, sample_frames,
+                          sample_joined)
+from bench.frames.policies import POLICIES
+from bench.items import Clip
+from bench.videoio import write_video
+
+FPS = 10
+
+
+def numbered(n: int, size: int = 64) -> np.ndarray:
+    """Frames whose grey level encodes the frame number (4 levels apart, readable after compression)."""
+    frames = np.empty((n, size, size, 3), np.uint8)
+    frames[:] = (np.arange(n) * 4 + 8)[:, None, None, None]
+    return frames
+
+
+def read_numbers(frames: np.ndarray) -> list[int]:
+    return [int(round((f[8:-8, 8:-8].mean() - 8) / 4)) for f in frames]
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory):
+    return str(write_video(tmp_path_factory.mktemp("v") / "n60.mp4", numbered(60), FPS))
+
+
+def select(name, count, rate=FPS, first=0, key="k", **params):
+    return POLICIES[name](first, count, rate, params, key)
+
+
+def test_policy_indices_follow_the_official_code():
+    assert select("uniform", 60, k=4) == ([0, 20, 39, 59], [])
+    seg = 59 / 8  # VideoCon / mPLUG-Owl get_index: int(seg/2) + round(seg*i)
+    assert select("segment_midpoints", 60, k=8)[0] == [int(seg / 2) + round(seg * i) for i in range(8)]
+    assert select("second_middles", 60)[0] == [5, 15, 25, 35, 45, 55]
+    assert select("second_middles", 60, rate=29.97)[0] == [15, 45]  # fps rounded to 30 first
+    assert select("quarter_seconds", 30)[0] == [2, 8, 12, 18, 22, 28]  # s+0.25, s+0.75 at 10 fps (rounded)
+    assert select("fps", 60, fps=1)[0] == [0, 10, 20, 30, 40, 50]
+    thinned, notes = select("fps", 60, fps=5, max_frames=4)
+    assert len(thinned) == 4 and thinned[0] == 0 and "thinned to 4" in notes[0]
+    assert select("single", 60)[0] == [29]
+    assert select("none", 60) == ([], [])
+
+
+def test_seeded_policies_are_reproducible_per_clip():
+    a = select("consecutive", 60, k=8, seed=0, key="clip-a")[0]
+    assert a == select("consecutive", 60, k=8, seed=0, key="clip-a")[0]
+    assert a == list(range(a[0], a[0] + 8)) and 0 <= a[0] and a[-1] < 60
+    assert {tuple(select("consecutive", 60, k=8, seed=s, key="clip-a")[0]) for s in range(10)} != {tuple(a)}
+    r = select("single", 60, mode="random", seed=3, key="x")[0]
+    assert r == select("single", 60, mode="random", seed=3, key="x")[0] and 0 <= r[0] < 60
+
+
+def test_short_windows_are_recorded_not_padded():
+    for name in ("uniform", "segment_midpoints", "consecutive"):
+        indices, notes = select(name, 5, k=8)
+        assert indices == [0, 1, 2, 3, 4] and "fewer than k=8" in notes[0]
+    indices, notes = select("second_middles", 6)
+    assert indices == [3] and "shorter than one second" in notes[0]
+
+
+def test_policy_arguments_are_checked():
+    with pytest.raises(ValueError, match="unknown frame policy 'evenly'"):
+        policy("evenly")
+    with pytest.raises(ValueError, match=r"missing \['k'\]"):
+        policy("uniform")
+    with pytest.raises(ValueError, match=r"unknown \['fps'\]"):
+        policy("uniform", k=4, fps=2)
+    assert parse_policy("fps:fps=1,max_frames=12") == policy("fps", fps=1, max_frames=12)
+    assert policy("uniform", k=8).describe() == {"name": "uniform", "k": 8}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_frames_come_back_in_order_with_their_timestamps(video, backend):
+    frames = sample_frames(Clip(video), policy("uniform", k=6), backend=backend)
+    assert frames.array.shape == (6, 64, 64, 3) and frames.array.dtype == np.uint8
+    assert read_numbers(frames.array) == frames.indices == [0, 12, 24, 35, 47, 59]
+    assert frames.timestamps == pytest.approx([i / FPS for i in frames.indices])
+
+
+def test_backends_return_the_same_frames(video):
+    a = sample_frames(Clip(video), policy("segment_midpoints", k=7), backend="decord")
+    b = sample_frames(Clip(video), policy("segment_midpoints", k=7), backend="pyav")
+    assert a.indices == b.indices
+    assert np.abs(a.array.astype(int) - b.array.astype(int)).max() <= 2
+
+
+def test_windows_in_seconds_and_in_frame_indices(video):
+    sec = sample_frames(Clip(video, start=2.0, end=4.0), policy("uniform", k=3))
+    assert read_numbers(sec.array) == [20, 30, 39]  # [2 s, 4 s) = frames 20..39
+    pts = sample_frames(Clip(video, start=30, end=60, unit="pts", fps=30), policy("uniform", k=3))
+    assert read_numbers(pts.array) == [10, 14, 19] and "converted through time" in pts.notes[0]
+    past = sample_frames(Clip(video, start=5.0, end=9.0), policy("uniform", k=3))
+    assert read_numbers(past.array) == [50, 54, 59] and "clipped to the end" in past.notes[0]
+    with pytest.raises(FrameError, match="after the last frame"):
+        sample_frames(Clip(video, start=7.0), policy("uniform", k=3))
+
+
+def test_resize_on_decode(video):
+    frames = sample_frames(Clip(video), policy("single"), size=(32, 48))
+    assert frames.array.shape == (1, 48, 32, 3)
+
+
+def test_joined_clips_put_the_black_gap_between_them(video, tmp_path):
+    other = str(write_video(tmp_path / "b.mp4", numbered(30)[::-1].copy(), FPS))
+    frames = sample_joined([Clip(video), Clip(other)], policy("uniform", k=12), gap_seconds=2.0)
+    segments = np.array(frames.segments)
+    assert set(segments) == {0, -1, 1}
+    assert list(segments) == sorted(segments, key=lambda s: {0: 0, -1: 1, 1: 2}[s])
+    gap_times = np.array(frames.timestamps)[segments == -1]
+    assert gap_times.min() >= 6.0 and gap_times.max() < 8.0
+    assert frames.array[segments == -1].max() == 0
+    assert (frames.array[segments != -1].reshape(-1).max()) > 0
+    assert read_numbers(frames.array[segments == 0]) == [i for i, s in zip(frames.indices, segments) if s == 0]
+    assert read_numbers(frames.array[segments == 1]) == [29 - i for i, s in zip(frames.indices, segments) if s == 1]
+
+
+def test_joined_sampling_gives_every_part_a_frame(video, tmp_path):
+    frames = sample_joined([Clip(video), Clip(video)], policy("uniform", k=2), gap_seconds=2.0)
+    assert set(frames.segments) == {0, -1, 1} and any("middle frame added" in n for n in frames.notes)
+
+
+def test_blind_policy_opens_nothing(tmp_path):
+    frames = sample_frames(Clip(str(tmp_path / "absent.mp4")), policy("none"))
+    assert frames.array.shape[0] == 0 and frames.indices == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_files_raise_frame_errors(tmp_path, video, backend):
+    with pytest.raises(FrameError, match="no such file"):
+        sample_frames(Clip(str(tmp_path / "missing.mp4")), policy("single"), backend=backend)
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    with pytest.raises(FrameError, match="empty file"):
+        sample_frames(Clip(str(empty)), policy("single"), backend=backend)
+    garbage = tmp_path / "garbage.mp4"
+    garbage.write_bytes(os.urandom(5000))
+    with pytest.raises(FrameError):
+        sample_frames(Clip(str(garbage)), policy("single"), backend=backend)
+    truncated = tmp_path / "truncated.mp4"
+    truncated.write_bytes(open(video, "rb").read()[:3000])
+    with pytest.raises(FrameError):
+        sample_frames(Clip(str(truncated)), policy("uniform", k=4), backend=backend)
+
+
+def test_prefetch_keeps_order_and_survives_a_corrupt_file(tmp_path, video):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"not a video at all" * 100)
+    clips = [Clip(video), Clip(str(bad)), Clip(video, start=1.0)]
+    out = list(prefetch(((i, lambda c=c: sample_frames(c, policy("uniform", k=4))) for i, c in enumerate(clips)),
+                        workers=2, queue_size=2))
+    assert [k for k, _ in out] == [0, 1, 2]
+    assert isinstance(out[1][1], FrameError) and "bad.mp4" in str(out[1][1])
+    assert read_numbers(out[2][1].array)[0] == 10
+
+
+def test_no_file_descriptors_leak(video):
+    def count():
+        return len(os.listdir("/proc/self/fd"))
+    for backend in BACKENDS:
+        sample_frames(Clip(video), policy("single"), backend=backend)
+    before = count()
+    for i in range(40):
+        sample_frames(Clip(video, start=i % 5), policy("uniform", k=4), backend=BACKENDS[i % 2])
+    list(prefetch(((i, lambda: sample_frames(Clip(video), policy("single"))) for i in range(20)), workers=2))
+    assert count() <= before
+
+
+def test_cache_decodes_once_and_sees_file_changes(video, tmp_path):
+    cache = FrameCache()
+    a = sample_frames(Clip(video), policy("uniform", k=4), cache=cache)
+    b = sample_frames(Clip(video), policy("uniform", k=4), cache=cache)
+    assert a is b and (cache.hits, cache.misses) == (1, 1)
+    sample_frames(Clip(video), policy("uniform", k=5), cache=cache)
+    assert cache.misses == 2
+    copy = tmp_path / "c.mp4"
+    copy.write_bytes(open(video, "rb").read())
+    sample_frames(Clip(str(copy)), policy("single"), cache=cache)
+    write_video(copy, numbered(20), FPS)
+    os.utime(copy, ns=(1, 1))
+    assert read_numbers(sample_frames(Clip(str(copy)), policy("single"), cache=cache).array) == [9]
+    small = FrameCache(max_bytes=a.nbytes + 10)
+    sample_frames(Clip(video), policy("uniform", k=4), cache=small)
+    sample_frames(Clip(video, start=1.0), policy("uniform", k=4), cache=small)
+    assert len(small) == 1 and small.bytes <= small.max_bytes
+
+
+def test_perf_frames_prints_ratios(capsys):
+    from bench.cli import main
+
+    assert main(["perf", "frames", "--copies", "1", "--frames", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "naive (open + seek per frame):" in out and out.count("ratio") == 2 and "(3 hits)" in out
