@@ -1,0 +1,14 @@
+"""Model adapters by name: ``ADAPTERS[name](model, device=..., dtype=..., prompt=...)``."""
+
+from __future__ import annotations
+
+from bench.scoring.adapters.base import Adapter, FrameSource, Scored
+from bench.scoring.adapters.contrastive import ContrastiveAdapter
+from bench.scoring.adapters.textlm import TextLMAdapter
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    "contrastive": ContrastiveAdapter,
+    "textlm": TextLMAdapter,
+}
+
+__all__ = ["ADAPTERS", "Adapter", "FrameSource", "Scored"]

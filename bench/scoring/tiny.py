@@ -1,0 +1,115 @@
+"""Tiny random-initialised models with offline tokenizers, saved to a folder and loaded back by path.
+
+Tests, the main job and ``perf score`` use these through exactly the same ``from_pretrained(path)`` code as a hub id.
+The CLIP tokenizer is the real CLIP BPE vocabulary shipped with ``open_clip_torch``; language-model tokenizers are
+byte-level BPE trained here on a small caption corpus.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+CORPUS = [
+    "a red square moves from left to right", "a blue circle moves from right to left", "first a red square appears",
+    "then a blue circle appears", "the square turns from green to red", "a yellow circle jumps exactly three times",
+    "Yes", "No", "A", "B", "Which caption best describes this video?", "Does this video entail the description",
+    "Carefully watch the video and pay attention to the sequence of events", "Answer with the option's letter",
+    "The first fragment (before black frame)", "The second fragment (after black frame)", "Just answer Yes or No.",
+]
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """The byte-level BPE alphabet: printable bytes map to themselves, the rest to code points above 255."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), 256))
+    chars = keep[:]
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return dict(zip(keep, map(chr, chars)))
+
+
+def clip_vocabulary(folder: Path) -> tuple[Path, Path]:
+    """Write CLIP's ``vocab.json`` and ``merges.txt`` from open_clip's ``bpe_simple_vocab_16e6.txt.gz``."""
+    import open_clip
+
+    source = Path(open_clip.__file__).parent / "bpe_simple_vocab_16e6.txt.gz"
+    lines = gzip.open(source).read().decode("utf-8").split("\n")[1:49152 - 256 - 2 + 1]
+    merges = [tuple(line.split()) for line in lines]
+    symbols = list(_bytes_to_unicode().values())
+    vocab = symbols + [s + "</w>" for s in symbols] + ["".join(m) for m in merges]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.json").write_text(json.dumps({tok: i for i, tok in enumerate(vocab)}))
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(" ".join(m) for m in merges) + "\n")
+    return folder / "vocab.json", folder / "merges.txt"
+
+
+def build_clip(folder: str | Path) -> Path:
+    """A 2-layer CLIP (32-px images) with the real CLIP tokenizer."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    folder = Path(folder)
+    vocab, merges = clip_vocabulary(folder / "tokenizer-src")
+    tokenizer = CLIPTokenizer(str(vocab), str(merges))
+    torch.manual_seed(0)
+    config = CLIPConfig(
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 77},
+        vision_config={"image_size": 32, "patch_size": 8, "hidden_size": 32, "intermediate_size": 64,
+                       "num_hidden_layers": 2, "num_attention_heads": 2},
+        projection_dim=16)
+    CLIPModel(config).eval().save_pretrained(folder)
+    image = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    CLIPProcessor(image_processor=image, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def bpe_tokenizer(special: list[str], chat_template: str | None = None):
+    """A byte-level BPE tokenizer trained on :data:`CORPUS`, with ``special`` tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=special,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    core.train_from_iterator(CORPUS * 4, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],
+                                   chat_template=chat_template)
+
+
+def build_gpt2(folder: str | Path) -> Path:
+    """A 2-layer GPT-2 with an offline byte-level BPE tokenizer."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    folder = Path(folder)
+    tokenizer = bpe_tokenizer(["<|endoftext|>"])
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=256, n_embd=32, n_layer=2, n_head=2,
+                        bos_token_id=0, eos_token_id=0)
+    GPT2LMHeadModel(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+BUILDERS: dict[str, Callable[[str | Path], Path]] = {
+    "clip": build_clip,
+    "gpt2": build_gpt2,
+}
+
+
+def tiny_model(name: str, root: str | Path) -> Path:
+    """The tiny model ``name`` under ``root`` (built on first use)."""
+    folder = Path(root) / name
+    if not (folder / "config.json").is_file():
+        BUILDERS[name](folder)
+    return folder
