@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "bench.demo",
     "summary": "bench.loaders.cli",
     "metrics": "bench.metrics.cli",
+    "score": "bench.scoring.cli",
+    "import": "bench.scoring.cli_import",
     "perf": "bench.perf",
 }
 

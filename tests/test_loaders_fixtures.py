@@ -125,7 +125,7 @@ def _vino_csv(folder, rows=None):
 
 def _vino_json(folder, name, n=2, extra=()):
     entries = [{"idx": f"{i}_{side}", "video_name": f"vinoground_videos/{i}_{side}.mp4",
-                "question": f"Which caption best describes this video?\nA. x\nB. y", "GT": "A" if side == "pos" else "B"}
+                "question": "Which caption best describes this video?\nA. x\nB. y", "GT": "A" if side == "pos" else "B"}
                for i in range(n) for side in ("pos", "neg")] + list(extra)
     (folder / name).write_text(json.dumps(entries))
 

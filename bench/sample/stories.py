@@ -76,7 +76,7 @@ def cross(a: tuple[str, str], b: tuple[str, str], frames: int = 30, fps: float =
     scene.add(b[1], b[0], glide(frames, (RIGHT, MIDDLE + 22), (LEFT, MIDDLE + 22)))
     sa, sb = " ".join(a), " ".join(b)
     return Story(scene, f"a {sa} moves right and a {sb} moves left", [f"a {sb} moves right and a {sa} moves left"],
-                 "compositionality", (f"there is a {sa}", f"there is a green triangle"))
+                 "compositionality", (f"there is a {sa}", "there is a green triangle"))
 
 
 def beside(a: tuple[str, str], b: tuple[str, str], frames: int = 30, fps: float = 10) -> Story:
@@ -86,7 +86,7 @@ def beside(a: tuple[str, str], b: tuple[str, str], frames: int = 30, fps: float 
     scene.add(b[1], b[0], [(RIGHT - 8, MIDDLE)] * frames)
     sa, sb = " ".join(a), " ".join(b)
     return Story(scene, f"a {sa} is left of a {sb}", [f"a {sa} is right of a {sb}"], "relation",
-                 (f"there is a {sa}", f"there is a green triangle"))
+                 (f"there is a {sa}", "there is a green triangle"))
 
 
 def _other_shape(shape: str) -> str:
