@@ -53,7 +53,7 @@ CHOICE_COLUMNS: dict[str, str] = {
 }
 FAILURE_COLUMNS: dict[str, str] = {"item_id": "object", "stage": "object", "reason": "object"}
 AXES = ("text", "video")
-MEASURES = ("similarity", "p_yes", "loglik_sum", "neg_perplexity", "answer")
+MEASURES = ("similarity", "p_yes", "loglik_sum", "neg_perplexity", "answer", "letter_logits")
 
 _PAIR_DEFAULTS: dict[str, Any] = {
     "logit_yes": math.nan,

@@ -181,7 +181,8 @@ def score(benchmark: str, data_path: str | Path, model: str, adapter: str, *, vi
     loader_options = dict(loader_options or {})
     items = select_items(load(benchmark, data_path, video_root=video_root, **loader_options).items, limit)
     torch.manual_seed(seed)
-    scorer = ADAPTERS[adapter](model, device=device, dtype=dtype, prompt=prompt, **(adapter_options or {}))
+    scorer = ADAPTERS[adapter](model, device=device, dtype=dtype, prompt=prompt, benchmark=benchmark,
+                               **(adapter_options or {}))
     out = Path(out) if out else default_out(benchmark, adapter, model)
     description = scorer.describe()
     manifest = {

@@ -101,9 +101,48 @@ def build_gpt2(folder: str | Path) -> Path:
     return folder
 
 
+# A ChatML template with Qwen2-VL's vision placeholders (the format of Qwen2-VL's own chat template).
+QWEN_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'video' %}<|vision_start|><|video_pad|><|vision_end|>"
+    "{% elif part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+                "<|video_pad|>"]
+
+
+def build_qwen2vl(folder: str | Path) -> Path:
+    """A 2-layer Qwen2-VL (1-block vision tower, 56-224 px frames) with its processor and chat template."""
+    from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
+                              Qwen2VLProcessor, Qwen2VLVideoProcessor)
+
+    folder = Path(folder)
+    tokenizer = bpe_tokenizer(QWEN_SPECIAL, QWEN_TEMPLATE)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIAL}
+    config = Qwen2VLConfig(
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                     "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 4096,
+                     "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
+                     "rope_parameters": {"rope_type": "default", "mrope_section": [1, 1, 2], "rope_theta": 10000.0}},
+        vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "patch_size": 14,
+                       "spatial_merge_size": 2, "temporal_patch_size": 2},
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
+        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
+    torch.manual_seed(0)
+    Qwen2VLForConditionalGeneration(config).eval().save_pretrained(folder)
+    pixels = {"min_pixels": 56 * 56, "max_pixels": 112 * 112}
+    Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), tokenizer=tokenizer,
+                     video_processor=Qwen2VLVideoProcessor(**pixels), chat_template=QWEN_TEMPLATE).save_pretrained(folder)
+    return folder
+
+
 BUILDERS: dict[str, Callable[[str | Path], Path]] = {
     "clip": build_clip,
     "gpt2": build_gpt2,
+    "qwen2vl": build_qwen2vl,
 }
 
 

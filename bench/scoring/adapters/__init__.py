@@ -5,10 +5,13 @@ from __future__ import annotations
 from bench.scoring.adapters.base import Adapter, FrameSource, Scored
 from bench.scoring.adapters.contrastive import ContrastiveAdapter
 from bench.scoring.adapters.textlm import TextLMAdapter
+from bench.scoring.adapters.videollm import ChoiceAdapter, EntailmentAdapter
 
 ADAPTERS: dict[str, type[Adapter]] = {
     "contrastive": ContrastiveAdapter,
     "textlm": TextLMAdapter,
+    "entail": EntailmentAdapter,
+    "mc": ChoiceAdapter,
 }
 
 __all__ = ["ADAPTERS", "Adapter", "FrameSource", "Scored"]
