@@ -17,3 +17,20 @@ def realdata() -> Path:
     if not root.is_dir():
         pytest.skip(f"real annotation files not found at {root} (set {REALDATA_ENV} to their folder)")
     return root
+
+
+@pytest.fixture(scope="session")
+def sample(tmp_path_factory):
+    """The embedded sample suite, generated once per test session."""
+    from bench.sample import generate_sample
+
+    return generate_sample(tmp_path_factory.mktemp("sample") / "suite")
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """Folders of the tiny offline models, built once per test session: ``tiny("clip")``."""
+    from bench.scoring.tiny import tiny_model
+
+    root = tmp_path_factory.mktemp("tiny")
+    return lambda name: str(tiny_model(name, root))

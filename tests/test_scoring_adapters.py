@@ -1,0 +1,126 @@
+"""Each adapter end to end on the sample suite with tiny offline models, against direct reference computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bench.frames import policy, sample_frames, sample_joined
+from bench.loaders import load
+from bench.scoring.adapters import ADAPTERS
+
+
+class Frames:
+    """A plain FrameSource over the sample's files."""
+
+    def __init__(self, frame_policy):
+        self.frame_policy = frame_policy
+
+    def clip(self, item, index):
+        return sample_frames(item.clips[index], self.frame_policy)
+
+    def joined(self, item, order):
+        return sample_joined([item.clips[i] for i in order], self.frame_policy)
+
+
+def items_of(sample, name):
+    s = sample[name]
+    return load(name, s.data_path, video_root=s.video_root).items
+
+
+def test_contrastive_similarities_match_a_direct_computation(sample, tiny):
+    adapter = ADAPTERS["contrastive"](tiny("clip"))
+    items = items_of(sample, "vinoground")
+    frames = Frames(policy("uniform", k=3))
+    scored = adapter.score(items, frames, batch_size=4)
+    assert len(scored.pair) == sum(len(it.clips) * len(it.texts) for it in items)
+    assert all(-1.0 <= r["score"] <= 1.0 for r in scored.pair)
+    it = items[1]
+    model, proc = adapter.model, adapter.processor
+    with torch.no_grad():
+        text = proc(text=[it.texts[1]], return_tensors="pt", padding="max_length", max_length=77)
+        t = model.get_text_features(input_ids=text["input_ids"], attention_mask=text["attention_mask"]).pooler_output[0]
+        images = proc(images=list(frames.clip(it, 0).array), return_tensors="pt")["pixel_values"]
+        v = torch.nn.functional.normalize(model.get_image_features(pixel_values=images).pooler_output, dim=-1).mean(0)
+    expected = float(torch.nn.functional.normalize(t, dim=-1) @ torch.nn.functional.normalize(v, dim=-1))
+    got = next(r["score"] for r in scored.pair if (r["item_id"], r["clip"], r["text"]) == (it.item_id, 0, 1))
+    assert got == pytest.approx(expected, abs=1e-5)
+    again = adapter.score(items, frames, batch_size=1)
+    assert [r["score"] for r in again.pair] == pytest.approx([r["score"] for r in scored.pair], abs=1e-5)
+
+
+def test_text_lm_log_likelihoods_match_an_unbatched_reference(sample, tiny):
+    adapter = ADAPTERS["textlm"](tiny("gpt2"))
+    items = items_of(sample, "vitatecs")
+    scored = adapter.score(items, None, batch_size=5)
+    assert {r["clip"] for r in scored.pair} == {-1}
+    row = scored.pair[3]
+    text = next(it for it in items if it.item_id == row["item_id"]).texts[row["text"]]
+    tok, model = adapter.tokenizer, adapter.model
+    ids = torch.tensor([[tok.eos_token_id] + tok(text, add_special_tokens=False).input_ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(input_ids=ids).logits[0, :-1], dim=-1)
+    ref = logp.gather(-1, ids[0, 1:, None]).sum().item()
+    assert row["score"] == pytest.approx(ref, abs=1e-4)
+    assert row["loglik_mean"] == pytest.approx(ref / (ids.shape[1] - 1), abs=1e-5)
+    assert row["n_tokens"] == ids.shape[1] - 1
+
+
+def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny):
+    adapter = ADAPTERS["entail"](tiny("qwen2vl"), benchmark="velociti")
+    items = items_of(sample, "velociti")[:3]
+    frames = Frames(policy("uniform", k=4))
+    scored = adapter.score(items, frames, batch_size=4)
+    assert len(scored.pair) == 6 and all(0.0 < r["score"] < 1.0 for r in scored.pair)
+    yes, no = adapter.answer_id("Yes"), adapter.answer_id("No")
+    tok = adapter.processor.tokenizer
+    assert tok.decode([yes]) == "Yes" and tok.decode([no]) == "No" and yes != no
+    row = scored.pair[3]
+    it = next(i for i in items if i.item_id == row["item_id"])
+    prompt = adapter.render(adapter.template.format(caption=it.texts[row["text"]]), True)
+    assert "Here is a caption that describes the video: " + it.texts[row["text"]] in prompt
+    inputs = adapter.processor(text=[prompt], videos=[frames.clip(it, 0).array], return_tensors="pt")
+    with torch.no_grad():
+        logits = adapter.model(**inputs).logits[0, -1]
+    assert (row["logit_yes"], row["logit_no"]) == pytest.approx((logits[yes].item(), logits[no].item()), abs=1e-4)
+    p = torch.softmax(logits, -1)
+    assert row["score"] == pytest.approx((p[yes] / (p[yes] + p[no])).item(), abs=1e-5)
+    unbatched = adapter.score(items, frames, batch_size=1)
+    assert [r["score"] for r in unbatched.pair] == pytest.approx([r["score"] for r in scored.pair], abs=1e-4)
+
+
+def test_multiple_choice_asks_every_order_and_the_video_question(sample, tiny):
+    adapter = ADAPTERS["mc"](tiny("qwen2vl"), benchmark="vinoground")
+    items = items_of(sample, "vinoground")[:2]
+    scored = adapter.score(items, Frames(policy("uniform", k=4)), batch_size=3)
+    text_rows = [r for r in scored.choice if r["axis"] == "text"]
+    video_rows = [r for r in scored.choice if r["axis"] == "video"]
+    assert len(text_rows) == 2 * 2 * 2 and len(video_rows) == 2 * 2 * 2
+    for it in items:
+        orders = sorted(tuple(r["options"]) for r in text_rows if r["item_id"] == it.item_id and r["query"] == 0)
+        assert orders == [(0, 1), (1, 0)]
+    for r in scored.choice:
+        assert r["choice"] == r["options"][int(np.argmax(r["logits"]))]
+    assert adapter.describe()["answer_tokens"].keys() == {"A", "B"}
+
+
+def test_more_than_two_options_use_cyclic_orders(sample, tiny):
+    adapter = ADAPTERS["mc"](tiny("qwen2vl"), benchmark="videocon")
+    atp = [it for it in items_of(sample, "videocon") if it.subset == "atp_hard"][:1]
+    scored = adapter.score(atp, Frames(policy("uniform", k=2)), batch_size=8)
+    assert sorted(r["options"][0] for r in scored.choice) == [0, 1, 2, 3, 4]
+    assert all(len(r["logits"]) == 5 for r in scored.choice)
+
+
+def test_blind_entailment_sends_no_video(sample, tiny):
+    adapter = ADAPTERS["entail"](tiny("qwen2vl"), benchmark="velociti")
+    items = items_of(sample, "velociti")[:2]
+    scored = adapter.score(items, Frames(policy("none")), batch_size=2)
+    assert len(scored.pair) == 4
+    assert "<|video_pad|>" not in adapter.render("x", False)
+
+
+def test_unknown_prompt_is_a_clear_error(tiny):
+    with pytest.raises(ValueError, match="neither a known name"):
+        ADAPTERS["entail"](tiny("qwen2vl"), prompt="Is it {colour}?")
