@@ -1,0 +1,111 @@
+"""The run store and runner: round trips, resuming, failures, OOM back-off."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from bench.runstore import RunWriter, read_run
+from bench.scoring.adapters.base import Scored
+from bench.scoring.run import score, score_chunk, select_items
+
+
+def _manifest(**extra):
+    return {"benchmark": "vitatecs", "data_path": "/d", "video_root": None, "loader_options": {}, "adapter": "x",
+            "model": "m", "revision": None, "measure": "similarity", "dtype": "auto", "frame_policy": {"name": "none"},
+            "prompt": {"name": None, "template": None}, "seed": 0, "options": {}, **extra}
+
+
+def test_chunks_round_trip_and_resume(tmp_path):
+    writer = RunWriter(tmp_path / "run", _manifest())
+    writer.write_chunk(["a", "b"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}],
+                       [{"item_id": "b", "axis": "text", "query": 0, "options": [1, 0], "logits": [1.0, 2.0],
+                         "choice": 0}], [], {"a": {"0": [1, 2]}})
+    writer.write_chunk(["c"], [], [], [{"item_id": "c", "stage": "frames", "reason": "corrupt"}])
+    run = read_run(tmp_path / "run")
+    assert run.manifest["status"] == "running" and list(run.pair["item_id"]) == ["a"]
+    assert run.choice.loc[0, "options"] == [1, 0] and run.choice.loc[0, "logits"] == [1.0, 2.0]
+    assert run.failures.loc[0, "reason"] == "corrupt"
+    assert json.loads(run.frames.set_index("item_id").loc["a", "frames"]) == {"0": [1, 2]}
+    again = RunWriter(tmp_path / "run", _manifest())
+    assert again.done == {"a", "b", "c"} and again.next_part == 2
+    retry = RunWriter(tmp_path / "run", _manifest(), retry_failures=True)
+    assert retry.done == {"a", "b"} and read_run(tmp_path / "run").failures.empty
+    again.finish()
+    assert read_run(tmp_path / "run").manifest["status"] == "complete"
+
+
+def test_half_written_chunks_are_dropped_on_resume(tmp_path):
+    writer = RunWriter(tmp_path / "run", _manifest())
+    writer.write_chunk(["a"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}], [], [])
+    pd.DataFrame({"item_id": ["b"]}).to_parquet(tmp_path / "run" / "items" / "part-00001.parquet")
+    (tmp_path / "run" / "pair" / ".part-00001.parquet.tmp").write_bytes(b"partial")
+    assert len(read_run(tmp_path / "run").pair) == 1
+    resumed = RunWriter(tmp_path / "run", _manifest())
+    assert resumed.done == {"a"}
+    assert not list((tmp_path / "run").rglob("*.tmp")) and not (tmp_path / "run/items/part-00001.parquet").exists()
+
+
+def test_a_run_with_other_settings_is_not_resumed(tmp_path):
+    RunWriter(tmp_path / "run", _manifest())
+    with pytest.raises(ValueError, match=r"differs in \['model'\]"):
+        RunWriter(tmp_path / "run", _manifest(model="other"))
+    with pytest.raises(FileExistsError, match="already stored"):
+        RunWriter(tmp_path / "run", _manifest(), resume=False)
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        read_run(tmp_path)
+
+
+class Flaky:
+    """Fails with out-of-memory above batch size 2, and always on item 'bad'."""
+
+    def __init__(self):
+        self.sizes = []
+
+    def score(self, items, frames, batch_size):
+        self.sizes.append(batch_size)
+        if batch_size > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        if any(it.item_id == "bad" for it in items):
+            raise ValueError("model exploded")
+        return Scored(pair=[{"item_id": it.item_id, "clip": 0, "text": 0, "score": 1.0} for it in items])
+
+
+def test_out_of_memory_halves_the_batch_and_model_errors_isolate_the_item():
+    flaky = Flaky()
+    items = [SimpleNamespace(item_id=i) for i in ("a", "bad", "c")]
+    scored, failures, size = score_chunk(flaky, items, None, 8)
+    assert flaky.sizes[:3] == [8, 4, 2] and size == 2
+    assert [r["item_id"] for r in scored.pair] == ["a", "c"]
+    assert failures == [{"item_id": "bad", "stage": "model", "reason": "ValueError: model exploded"}]
+
+
+def test_limit_keeps_twins(sample):
+    from bench.loaders import load
+
+    items = load("vilma", sample["vilma"].data_path).items
+    chosen = select_items(items, 2)
+    assert sum(it.role == "main" for it in chosen) == 2 and len(chosen) == 4
+    assert {it.twin_id for it in chosen} == {it.item_id for it in chosen}
+
+
+def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
+    s = sample["velociti"]
+    broken = sorted(s.video_root.glob("*.mp4"))[0]
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for f in s.video_root.glob("*.mp4"):
+        (videos / f.name).write_bytes(b"garbage" if f == broken else f.read_bytes())
+    out = score("velociti", s.data_path, tiny("clip"), "contrastive", video_root=videos, out=tmp_path / "run",
+                chunk_size=2, progress=False)
+    run = read_run(out)
+    m = run.manifest
+    assert m["status"] == "complete" and m["frame_policy"] == {"name": "uniform", "k": 8}
+    assert m["versions"]["torch"] and m["adapter_details"]["model_class"] == "CLIPModel"
+    assert len(run.failures) == 1 and run.failures.loc[0, "stage"] == "frames"
+    assert len(run.pair) == 2 * 5 and run.pair.duplicated(["item_id", "clip", "text"]).sum() == 0
+    used = {r.item_id: json.loads(r.frames) for r in run.frames.itertuples()}
+    assert all(len(v["0"]) == 8 for k, v in used.items() if k not in set(run.failures["item_id"]))
