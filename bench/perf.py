@@ -8,6 +8,7 @@ import importlib
 # perf subcommand -> module providing ``register(subparsers)``
 BENCHMARKS: dict[str, str] = {
     "frames": "bench.frames.perf",
+    "score": "bench.scoring.perf",
 }
 
 

@@ -1,0 +1,62 @@
+"""Prompt snapshots: the exact text each benchmark's protocol sends, per adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.scoring import prompts
+from bench.scoring.adapters import ADAPTERS
+
+CAPTION = "a red square moves from left to right"
+FOIL = "a red square moves from right to left"
+
+SNAPSHOTS = {
+    ("entail", "velociti"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Carefully watch the video and pay attention to "
+        "the sequence of events, the details and actions of persons.\nHere is a caption that describes the video: "
+        "a red square moves from left to right\nBased on your observation, does the given video entail the caption? "
+        "Just answer with either Yes or No. <|im_end|>\n<|im_start|>assistant\n"),
+    ("entail", "videocon"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Does this video entail the description: "
+        "\"a red square moves from left to right\"?<|im_end|>\n<|im_start|>assistant\n"),
+    ("entail", "vilma"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Does the following caption describe the video? "
+        "Caption: a red square moves from left to right\nAnswer with either Yes or No.<|im_end|>\n"
+        "<|im_start|>assistant\n"),
+    ("mc", "velociti"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Carefully watch the video and pay attention to "
+        "the sequence of events, the details and actions of persons. Here are two captions that describe the video. "
+        "A) a red square moves from left to right B) a red square moves from right to left\nBased on your "
+        "observation, select the caption that best describes the video. Just print either A or B.<|im_end|>\n"
+        "<|im_start|>assistant\n"),
+    ("mc", "vinoground"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Which caption best describes this video?\n"
+        "A. a red square moves from left to right\nB. a red square moves from right to left\nAnswer with the option's "
+        "letter from the given choices directly. Please only output 1 English character.<|im_end|>\n"
+        "<|im_start|>assistant\n"),
+    ("mc", "vitatecs"): (
+        "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Which of the following best describes the "
+        "content of the video: \n(A) A red square moves from left to right. \n(B) A red square moves from right to "
+        "left.\nPlease response with a single letter (A or B):<|im_end|>\n<|im_start|>assistant\n"),
+}
+
+
+@pytest.mark.parametrize("adapter, benchmark", sorted(SNAPSHOTS))
+def test_rendered_prompt_snapshots(tiny, adapter, benchmark):
+    scorer = ADAPTERS[adapter](tiny("qwen2vl"), benchmark=benchmark)
+    if adapter == "entail":
+        text = scorer.template.format(caption=CAPTION)
+    else:
+        text = prompts.render_choice(scorer.template, [CAPTION, FOIL], scorer.prompt_name)
+    assert scorer.render(text, True) == SNAPSHOTS[(adapter, benchmark)]
+    assert scorer.describe()["prompt"] == {"name": scorer.prompt_name, "template": scorer.template}
+
+
+def test_choice_templates_for_many_options_and_custom_prompts():
+    assert prompts.render_choice(prompts.PROMPTS["choice"], ["x", "y", "z"]).splitlines()[1:4] == ["A. x", "B. y",
+                                                                                                 "C. z"]
+    with pytest.raises(ValueError, match="takes two options"):
+        prompts.render_choice(prompts.PROMPTS["vinoground-text"], ["x", "y", "z"])
+    assert prompts.resolve("Is this {caption}?", "vilma", "entail") == ("custom", "Is this {caption}?")
+    with pytest.raises(ValueError, match="neither a known name"):
+        prompts.resolve("Pick {option_a}", "vilma", "choice")
