@@ -93,8 +93,10 @@ def test_answer_scores():
     assert out.loc[("2", "text (A/B)"), "chance"] == pytest.approx(0.125)  # three questions asked
     assert out.loc[("2", "video (A/B)"), "status"] == "missing"
     table = metric_table(items, None, choice_frame(rows), settings=FAST).set_index(["metric", "by", "subset"])
-    assert table.loc[("group (A/B)", "all", "all"), "chance"] == pytest.approx(1 / 6)
-    assert "1/16" in table.loc[("group (A/B)", "all", "all"), "note"]
+    # group chance = text chance x video chance per item: 1/16, 1/16 and 1/8 x 1/4
+    assert out.loc[("2", "group (A/B)"), "chance"] == pytest.approx(1 / 32)
+    assert table.loc[("group (A/B)", "all", "all"), "chance"] == pytest.approx((1 / 16 + 1 / 16 + 1 / 32) / 3)
+    assert "1/6" in table.loc[("group (A/B)", "all", "all"), "note"]
 
 
 def test_malformed_items_are_rejected():

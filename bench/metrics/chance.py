@@ -20,7 +20,8 @@ YES_NO_CHANCE = 0.5
 # matrices (the two true pairs must be the two largest of four random scores: 1/C(4,2)). For A/B answers the paper keeps
 # 1/6 although independent guessing on the four questions gives 1/16; the paper's value is used (more conservative).
 WINOGROUND_GROUP_CHANCE = 1.0 / 6.0
-ANSWER_GROUP_NOTE = "paper convention 1/6 (Vinoground App. C); independent A/B guessing gives 1/16"
+ANSWER_GROUP_NOTE = ("chance: independent A/B guessing over every order asked (text x video); the paper quotes 1/6 "
+                     "(Vinoground App. C), which assumes random scores")
 
 
 def ranking_chance(n_texts: int, n_true: int = 1) -> float:

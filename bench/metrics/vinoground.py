@@ -10,8 +10,8 @@ is ``truth[c][0]``. With s(c, t) the pair score (Sec. 4.1, Winoground's definiti
 From A/B answers (choice table; ``get_score_all.py``): "text (A/B)" = both text-score questions (axis "text", one per
 clip) answered with the clip's caption; "video (A/B)" = both video-score questions (axis "video", one per caption)
 answered with the caption's clip; "group (A/B)" = both. A question asked in several option orders counts as right
-only when every order is answered right. Chance: 1/2 per order asked for text and video; 1/6 for group by the paper's
-convention (:data:`bench.metrics.chance.WINOGROUND_GROUP_CHANCE`).
+only when every order is answered right. Chance: 1/2 per order asked for text and video, and their product for group
+(independent guessing; the paper quotes Winoground's 1/6, which holds for one order per question and random scores).
 
 Rows are reported over all items, per major category (the subset) and per minor category (a list label).
 """
@@ -75,7 +75,7 @@ def _answer_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
     return [
         outcome(item.item_id, item.subset, "text (A/B)", *text),
         outcome(item.item_id, item.subset, "video (A/B)", *video),
-        outcome(item.item_id, item.subset, "group (A/B)", text[0] and video[0], WINOGROUND_GROUP_CHANCE,
+        outcome(item.item_id, item.subset, "group (A/B)", text[0] and video[0], text[1] * video[1],
                 worst_status(text[2], video[2])),
     ]
 
