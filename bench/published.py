@@ -92,8 +92,8 @@ def published(paper: str | None = None, table: int | str | None = None, *, folde
     """Reported numbers, filtered; rows keep the papers' order.
 
     ``paper`` is matched case-insensitively ("vilma" or "ViLMA"); ``table`` is "Table 2" or 2; any other column
-    (``model``, ``model_group``, ``subset``, ``metric``, ``note``, ``caption``) filters on one value or a list of values.
-    An unknown paper, table or column raises ``ValueError`` listing what exists.
+    (``model``, ``model_group``, ``subset``, ``metric``, ``note``, ``caption``) filters on one value or a list of
+    values. An unknown paper, table or column raises ``ValueError`` listing what exists.
     """
     frame = _all_tables(str(Path(folder) if folder else papers_dir()))
     mask = pd.Series(True, index=frame.index)
@@ -106,7 +106,8 @@ def published(paper: str | None = None, table: int | str | None = None, *, folde
         label = _table_label(table)
         tables = frame.loc[mask, "table"].unique()
         if label not in tables:
-            raise ValueError(f"no {label!r}{' in ' + repr(paper) if paper else ''}; tables: {sorted(tables, key=_order)}")
+            where = f" in {paper!r}" if paper else ""
+            raise ValueError(f"no {label!r}{where}; tables: {sorted(tables, key=_order)}")
         mask &= frame["table"] == label
     for column, wanted in filters.items():
         if column not in COLUMNS or column in ("paper", "table", "value"):
@@ -127,7 +128,8 @@ def papers_index(folder: str | Path | None = None) -> pd.DataFrame:
     index = (frame.groupby(["paper", "table"], sort=False)
              .agg(caption=("caption", "first"), rows=("value", "size")).reset_index())
     index["order"] = index["table"].map(_order)
-    return index.sort_values(["paper", "order"]).drop(columns="order").reset_index(drop=True)
+    index["paper_key"] = index["paper"].str.lower()
+    return index.sort_values(["paper_key", "order"]).drop(columns=["order", "paper_key"]).reset_index(drop=True)
 
 
 def wide(frame: pd.DataFrame) -> pd.DataFrame:
