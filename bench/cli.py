@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "metrics": "bench.metrics.cli",
     "score": "bench.scoring.cli",
     "import": "bench.scoring.cli_import",
+    "report": "bench.report.cli",
     "perf": "bench.perf",
 }
 

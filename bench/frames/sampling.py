@@ -175,3 +175,15 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
     frames = [next(streams[seg]) if seg >= 0 else black for seg in segments]
     return Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips), notes,
                   segments)
+
+
+def durations(paths: Sequence[str], backend: str = "decord") -> dict[str, float]:
+    """Seconds of each readable video (unreadable or missing files are left out)."""
+    found = {}
+    for path in dict.fromkeys(paths):
+        try:
+            count, fps = decode.probe(path, backend)
+        except FrameError:
+            continue
+        found[path] = count / fps
+    return found

@@ -170,3 +170,50 @@ def caption_foil_divergence(items: Sequence[Item], by: str = "subset") -> pd.Dat
         rows.append({by: key, "js": jensen_shannon(freq["caption"], freq["foil"]), "n_items": len(members),
                      "n_words": len(freq)})
     return pd.DataFrame(rows, columns=[by, "js", "n_items", "n_words"])
+
+
+def validation_counts(items: Iterable[Item]) -> pd.DataFrame:
+    """ViLMA's validation statistics per subset from the released votes (loaded with ``valid_only=False``): items,
+    valid (the official filter), unanimous (all 3 annotators chose the caption), and the valid share."""
+    rows: dict[str, dict] = {}
+    for it in items:
+        if it.role != "main":
+            continue
+        row = rows.setdefault(it.subset, {"subset": it.subset, "items": 0, "valid": 0, "unanimous": 0})
+        row["items"] += 1
+        row["valid"] += bool(it.labels.get("valid"))
+        row["unanimous"] += it.labels.get("mturk_caption") == 3
+    table = pd.DataFrame(list(rows.values()), columns=["subset", "items", "valid", "unanimous"])
+    return table.assign(valid_share=table["valid"] / table["items"])
+
+
+def changed_words(items: Iterable[Item]) -> pd.DataFrame:
+    """For each main item, the words its caption has that its first foil lacks and vice versa (the "verb pairs" of
+    VITATECS Fig. 3 when one word changes), counted: columns caption_words, foil_words, n."""
+    pairs: dict[tuple[str, str], int] = {}
+    for it in items:
+        if it.role != "main" or len(it.texts) < 2:
+            continue
+        caption, foil = words(it.texts[0]), words(it.texts[1])
+        only_caption = " ".join(w for w in caption if w not in foil)
+        only_foil = " ".join(w for w in foil if w not in caption)
+        if only_caption or only_foil:
+            key = (only_caption, only_foil)
+            pairs[key] = pairs.get(key, 0) + 1
+    table = pd.DataFrame([(a, b, n) for (a, b), n in pairs.items()], columns=["caption_words", "foil_words", "n"])
+    return table.sort_values("n", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def counts(items: Iterable[Item], rows: str, columns: str | None = None) -> pd.DataFrame:
+    """Main items per value of a label (``"subset"`` or a label name), optionally crossed with a second one; list
+    labels (Vinoground's minor categories) count under each value."""
+    def values(item: Item, key: str) -> list:
+        value = item.subset if key == "subset" else item.labels.get(key)
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+
+    records = [{rows: r, **({columns: c} if columns else {})}
+               for it in items if it.role == "main" for r in values(it, rows)
+               for c in (values(it, columns) if columns else [None])]
+    frame = pd.DataFrame(records, columns=[rows] + ([columns] if columns else []))
+    keys = [rows] + ([columns] if columns else [])
+    return frame.groupby(keys, dropna=False, sort=False).size().rename("n").reset_index()

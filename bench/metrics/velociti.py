@@ -135,3 +135,31 @@ def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame
     if extra:
         parts.append(pd.DataFrame(extra))
     return pd.concat(parts, ignore_index=True)
+
+
+def entailment_points(items: Sequence[Item], pair: pd.DataFrame) -> pd.DataFrame:
+    """One row per item with P(Yes) of its positive and negative caption (for the entailment scatter)."""
+    index = ScoreIndex(pair)
+    rows = []
+    for it in items:
+        scores, present = index.matrix(it)
+        pos, neg = _pos_neg(it)
+        if present[0][pos] and present[0][neg]:
+            rows.append({"item_id": it.item_id, "subset": it.subset, "pos": float(scores[0][pos]),
+                         "neg": float(scores[0][neg])})
+    return pd.DataFrame(rows, columns=["item_id", "subset", "pos", "neg"])
+
+
+def quadrant_counts(points: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
+    """How many items fall in each quadrant of the entailment scatter, and how many pass ClassicVLE (pos > neg) and
+    StrictVLE (pos > 0.5 and neg < 0.5): the counts the papers' scatter plots mark."""
+    pos_yes, neg_yes = points["pos"] > threshold, points["neg"] > threshold
+    rows = [
+        ("pos Yes, neg No (StrictVLE right)", int((pos_yes & ~neg_yes).sum())),
+        ("pos Yes, neg Yes", int((pos_yes & neg_yes).sum())),
+        ("pos No, neg No", int((~pos_yes & ~neg_yes).sum())),
+        ("pos No, neg Yes", int((~pos_yes & neg_yes).sum())),
+        ("pos > neg (ClassicVLE right)", int((points["pos"] > points["neg"]).sum())),
+        ("all", len(points)),
+    ]
+    return pd.DataFrame(rows, columns=["quadrant", "n"])

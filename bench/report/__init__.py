@@ -1,0 +1,1 @@
+"""Reports: the paper notebooks' shared functions, figure builders, and the papermill report builder."""

@@ -1,0 +1,48 @@
+"""``foilbench report``: every paper's tables and figures for scored runs, as one browsable folder."""
+
+from __future__ import annotations
+
+import argparse
+
+EXAMPLE = """examples:
+  foilbench report runs/vilma-clip runs/vilma-xclip --out reports/vilma
+  foilbench report runs/* --out reports/all --notebooks velociti,vinoground --format png
+  foilbench report --data vitatecs=data/VITATECS/data --out reports/stats    (annotation-only tables)
+Open OUT/index.html in a browser.
+"""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report and say where to open it."""
+    from bench.report.build import build_report
+
+    data = {}
+    for pair in args.data:
+        name, sep, path = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--data must look like BENCHMARK=PATH, got {pair!r}")
+        data[name] = path
+    index = build_report(args.runs, args.out, [n for n in args.notebooks.split(",") if n] if args.notebooks else None,
+                         data, not args.no_published, [f for f in args.format.split(",") if f], args.bootstrap,
+                         progress=not args.quiet)
+    print(f"report written: open {index}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``report`` command."""
+    parser = subparsers.add_parser(
+        "report", help="run the paper notebooks on scored runs and write an HTML report",
+        description="Execute the paper notebooks (notebooks/*.ipynb) with papermill on the given runs, writing every "
+        "table (CSV, Markdown, HTML) and figure (PNG, SVG) and an index.html linking them all.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="*", help="run folders (any benchmarks)")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--notebooks", help="comma-separated notebooks to run (default: those with runs)")
+    parser.add_argument("--data", action="append", default=[], metavar="BENCHMARK=PATH",
+                        help="annotation path for a notebook without runs (repeatable)")
+    parser.add_argument("--no-published", action="store_true", help="leave the papers' published rows out")
+    parser.add_argument("--format", default="png,svg", help="figure formats (default png,svg)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (default 1000)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
