@@ -1,8 +1,8 @@
 """``foilbench demo``: the main job on the embedded sample suite.
 
 Generates the sample suite (first use only), prints what the loaders read, scores every benchmark with tiny offline
-models (a contrastive CLIP, a text-only GPT-2, and a Qwen2-VL asked Yes/No and A/B questions), and prints each
-run's headline metrics with chance level and confidence interval.
+models (a contrastive CLIP, a text-only GPT-2, and a Qwen2-VL asked Yes/No and A/B questions), prints each run's
+headline metrics with chance level and confidence interval, and builds the HTML report of all five papers.
 """
 
 from __future__ import annotations
@@ -71,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     print("\nheadline metrics (%, 95% bootstrap CI, * = above chance at p < 0.05)")
     print(headline(runs))
     print(f"\nruns stored under {home / 'runs' / 'sample'}; `foilbench metrics RUN...` prints every breakdown")
+    from bench.report.build import build_report
+
+    print("\nbuilding the report (every paper notebook, executed with papermill)")
+    index = build_report(runs, home / "reports" / "sample", progress=not args.quiet)
+    print(f"report written: open {index} in a browser")
     return 0
 
 
@@ -80,7 +85,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help="the main job on the embedded sample suite",
         description="Generate the embedded sample suite of all five benchmarks (first use only), print what the "
-        "loaders read, score it with tiny offline models and print the headline metrics of every run.",
+        "loaders read, score it with tiny offline models, print the headline metrics of every run and build the "
+        "report of every paper's tables and figures.",
         epilog="example:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
