@@ -96,3 +96,13 @@ def test_multiple_choice_orders_bias_and_both():
     assert both["chance"] == pytest.approx(0.25)
     assert (both["n_unparsed"], both["n_missing"]) == (0, 1)  # "missing" (B never asked) outranks "unparsed"
     assert table.loc[("MC A", "all", "all"), "n_unparsed"] == 1
+
+
+def test_threshold_metrics_need_probabilities():
+    items = [Item("velociti", f"t/{i}", "agent_bind", (Clip("v.mp4"),), ("pos", "neg"), ((0,),)) for i in range(3)]
+    pair = pair_frame([{"item_id": f"t/{i}", "clip": 0, "text": t, "score": s}
+                       for i in range(3) for t, s in ((0, 0.9), (1, 0.2))])
+    similarity = metric_table(items, pair, measure="similarity", settings=FAST)
+    assert set(similarity["metric"]) == {"ClassicVLE"}
+    probability = metric_table(items, pair, measure="p_yes", settings=FAST)
+    assert {"StrictVLE", "pos acc", "neg acc | pos"} <= set(probability["metric"])

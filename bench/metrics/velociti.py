@@ -34,6 +34,7 @@ from bench.scoretables import pair_frame
 THRESHOLD = 0.5
 CONTROL = "control"
 PAIR_METRICS = ("ClassicVLE", "StrictVLE", "pos acc", "neg acc | pos")
+THRESHOLD_METRICS = ("StrictVLE", "pos acc", "neg acc | pos")
 CHOICE_METRICS = ("MC A", "MC B", "MC A∧B")
 DEFAULT_BY: tuple[str, ...] = ()
 NOTES = {
@@ -121,9 +122,16 @@ def bias_row(out: pd.DataFrame, by: str, subset: str, settings: Settings) -> dic
 
 def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
           measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Every metric over all items and per test, the choice bias, and the average over the non-control tests."""
+    """Every metric over all items and per test, the choice bias, and the average over the non-control tests.
+
+    The 0.5-threshold metrics (StrictVLE and its analysis) need probabilities: they are left out for runs whose
+    ``measure`` is a similarity or a log-likelihood.
+    """
     by = tuple(DEFAULT_BY if by is None else by)
-    out = with_labels(outcomes(items, pair, choice), items, by)
+    out = outcomes(items, pair, choice)
+    if measure not in (None, "p_yes", "answer"):
+        out = out[~out["metric"].isin(THRESHOLD_METRICS)]
+    out = with_labels(out, items, by)
     parts = [summarize(out, settings, by=by, notes=NOTES)]
     bias = [bias_row(out, ALL, ALL, settings)]
     bias += [bias_row(group, "subset", str(s), settings) for s, group in out.groupby("subset", sort=True)]

@@ -123,6 +123,7 @@ def score_table(metrics: pd.DataFrame, names: Sequence[str], by: str = "subset")
     wide = rows.pivot_table(index="run", columns="column", values="cell", aggfunc="first")[order]
     chance = rows.drop_duplicates("column").set_index("column")["chance"].reindex(order)
     wide.loc["chance"] = [f"{100 * c:.1f}" if pd.notna(c) else "" for c in chance]
+    wide.columns.name = None
     return wide.reset_index()
 
 
