@@ -1,0 +1,135 @@
+"""The widgets' state, driven from Python: loading items and runs, filters, selection, diffs, flags, placeholders."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pandas as pd
+import pytest
+
+from bench.demo import score_sample
+from bench.items import Clip, Item
+from bench.metrics.flags import item_flags, score_margin
+from bench.runstore import read_run
+from bench.scoretables import pair_frame
+from widgets import ItemBrowser, PairViewer
+from widgets.diff import changed_words, item_diff
+from widgets.linking import linked_bars, linked_scatter
+from widgets.proxy import ProxyServer
+
+
+@pytest.fixture(scope="module")
+def velociti_runs(sample, tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    runs = score_sample(home, sample, progress=False)
+    return [read_run(r) for r in runs if "velociti" in r.name]
+
+
+@pytest.fixture()
+def browser(velociti_runs, tmp_path):
+    widget = ItemBrowser(velociti_runs, proxy_folder=tmp_path / "proxies")
+    yield widget
+    widget.viewer.server.stop()
+
+
+def test_diff_marks_the_changed_words():
+    assert changed_words("a man skips rope three times", ["a man skips rope nine times"]) == [
+        ("a", False), ("man", False), ("skips", False), ("rope", False), ("three", True), ("times", False)]
+    two_foils = item_diff(["he opens the window", "he smashes the window", "he opens the door"])
+    assert [w for w, c in two_foils[0] if c] == ["opens", "window"]
+    assert [w for w, c in two_foils[1] if c] == ["smashes"]
+    assert [w for w, c in two_foils[2] if c] == ["door"]
+    swapped = item_diff(["first a red square appears, then a blue circle appears",
+                         "first a blue circle appears, then a red square appears"], true=[0, 1])
+    # reordered words: the block that moved is marked in both texts, the words kept in place are not
+    for words in swapped:
+        flags = [c for _, c in words]
+        assert any(flags) and not all(flags) and words[0] == ("first", False)
+
+
+def test_flags_and_margins():
+    items = [Item("velociti", f"i{k}", "agent_bind", (Clip("v.mp4"),), ("pos", "neg"), ((0,),)) for k in range(2)]
+    a = pair_frame([{"item_id": "i0", "clip": 0, "text": 0, "score": 0.4}, {"item_id": "i0", "clip": 0, "text": 1, "score": 0.1},
+                    {"item_id": "i1", "clip": 0, "text": 0, "score": 0.9}, {"item_id": "i1", "clip": 0, "text": 1, "score": 0.2}])
+    b = pair_frame([{"item_id": "i0", "clip": 0, "text": 0, "score": 0.1}, {"item_id": "i0", "clip": 0, "text": 1, "score": 0.8},
+                    {"item_id": "i1", "clip": 0, "text": 0, "score": 0.7}, {"item_id": "i1", "clip": 0, "text": 1, "score": 0.3}])
+    assert score_margin(items, a).round(3).tolist() == [0.3, 0.7]
+    flags = item_flags(items, {"a": (a, None), "b": (b, None)}, metric="ClassicVLE").set_index("item_id")
+    assert flags["disagree"].tolist() == [True, False]
+    assert flags["classic_not_strict"].tolist() == [True, False]  # run a: 0.4 > 0.1 but 0.4 < 0.5
+    assert flags.loc["i0", "b | ClassicVLE"] == 0 and flags.loc["i1", "a | margin"] == pytest.approx(0.7)
+
+
+def test_browser_filters_sorts_and_navigates(browser):
+    assert browser.count.value == "6 of 6 items"
+    browser.subset.value = "chrono"
+    assert [v for _, v in browser.list.options] == [i for i in browser.table.item_id if i.startswith("chrono")]
+    browser.subset.value = "all"
+    browser.flag.value = "runs disagree"
+    expected = browser.table[browser.table["disagree"]]["item_id"].tolist()
+    assert [v for _, v in browser.list.options] == expected
+    browser.flag.value = "all items"
+    margin = next(o for o in browser.sort.options if "contrastive" in o)
+    browser.sort.value = margin
+    column = margin.removesuffix(" (smallest first)")
+    assert [v for _, v in browser.list.options] == browser.table.sort_values(column, kind="stable")["item_id"].tolist()
+    first = browser.list.value
+    browser.viewer._message(browser.viewer, {"event": "next"}, [])
+    assert browser.list.value == [v for _, v in browser.list.options][1]
+    browser.viewer._message(browser.viewer, {"event": "previous"}, [])
+    assert browser.list.value == first
+
+
+def test_viewer_state_for_a_selected_item(browser):
+    item_id = browser.table["item_id"].iloc[2]
+    browser.list.value = item_id
+    viewer = browser.viewer
+    assert viewer.item["item_id"] == item_id
+    item = browser.items[item_id]
+    assert [t["true_of"] for t in viewer.texts] == [[0], []]
+    assert any(changed for _, changed in viewer.texts[1]["words"])
+    clip = viewer.clips[0]
+    assert clip["url"].startswith("http://127.0.0.1:") and clip["error"] == ""
+    with urllib.request.urlopen(clip["url"], timeout=10) as response:
+        assert response.read(12)[4:8] == b"ftyp"
+    assert len(clip["sampled"]) == 8 and all(0 <= t <= clip["duration"] for t in clip["sampled"])
+    runs = {r["run"]: r for r in viewer.runs}
+    assert set(runs) == {r.manifest["name"] for r in browser.run_list}
+    entail = runs["entail tiny-qwen2vl"]
+    assert len(entail["scores"]) == 2 and set(entail["correct"]) >= {"ClassicVLE", "StrictVLE"}
+    mc = runs["mc tiny-qwen2vl"]
+    assert len(mc["scores"]) == 2 and all("→" in s for s in mc["scores"])
+    row = browser.table.set_index("item_id").loc[item_id]
+    assert entail["correct"]["ClassicVLE"] == int(row["entail tiny-qwen2vl | ClassicVLE"])
+    assert item.texts[0] == " ".join(w for w, _ in viewer.texts[0]["words"])
+
+
+def test_missing_video_shows_a_placeholder(tmp_path):
+    item = Item("velociti", "x", "agent_bind", (Clip(str(tmp_path / "gone.mp4")),), ("a", "b"), ((0,),))
+    viewer = PairViewer([], serve=False, proxy_folder=tmp_path)
+    viewer.show(item, {})
+    assert viewer.clips == [{"url": "", "error": "no such file", "duration": 0.0, "sampled": []}]
+
+
+def test_plot_selection_narrows_the_browser(browser):
+    p_yes = next(i for i, r in enumerate(browser.run_list) if r.manifest["measure"] == "p_yes")
+    chart = linked_scatter(browser, p_yes)
+    target = browser.table["item_id"].iloc[4]
+    chart._vl_selections = {"pick": {"value": {"vlPoint": {"or": [{"item_id": target}]}}, "store": []}}
+    assert [v for _, v in browser.list.options] == [target] and browser.viewer.item["item_id"] == target
+    chart._vl_selections = {"pick": {"value": None, "store": []}}
+    assert len(browser.list.options) == 6
+    table = pd.DataFrame([{"metric": "ClassicVLE", "by": "subset", "subset": "chrono", "value": 0.5}])
+    bars = linked_bars(browser, table, "ClassicVLE")
+    bars._vl_selections = {"pick": {"value": {"vlPoint": {"or": [{"subset": "chrono"}]}}, "store": []}}
+    assert all(v.startswith("chrono/") for _, v in browser.list.options) and len(browser.list.options) == 1
+
+
+def test_proxy_server_stops(tmp_path):
+    server = ProxyServer(tmp_path)
+    (tmp_path / "a.txt").write_text("hi")
+    with urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=5) as response:
+        assert response.read() == b"hi"
+    server.stop()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=2)

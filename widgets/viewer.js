@@ -1,0 +1,114 @@
+// Pair viewer: the item's clip(s) side by side, synchronised, with the sampled frames on the timeline,
+// the texts with their differing words marked, and every run's scores.
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function render({ model, el: root }) {
+  const box = el("div", "fb-viewer");
+  box.tabIndex = 0;
+  root.appendChild(box);
+
+  function draw() {
+    box.innerHTML = "";
+    const item = model.get("item");
+    const clips = model.get("clips");
+    box.appendChild(el("div", "fb-title", `${item.benchmark || ""} · ${item.subset || ""} · ${item.item_id || "no item"}`));
+    const row = el("div", "fb-clips");
+    const videos = [];
+    let duration = 0;
+    clips.forEach((clip, i) => {
+      const cell = el("div", "fb-clip");
+      cell.appendChild(el("div", "fb-clip-label", `clip ${i}`));
+      if (clip.url) {
+        const video = el("video", "fb-video");
+        video.src = clip.url;
+        video.muted = true;
+        video.playsInline = true;
+        video.preload = "auto";
+        video.dataset.clip = String(i);
+        cell.appendChild(video);
+        videos.push(video);
+        duration = Math.max(duration, clip.duration || 0);
+      } else {
+        cell.appendChild(el("div", "fb-missing", `video unavailable: ${clip.error}`));
+      }
+      const line = el("div", "fb-timeline");
+      (clip.sampled || []).forEach((t) => {
+        const tick = el("span", "fb-tick");
+        tick.style.left = `${Math.min(100, (100 * t) / Math.max(clip.duration || 1, 1e-6))}%`;
+        tick.title = `sampled frame at ${t.toFixed(2)} s`;
+        line.appendChild(tick);
+      });
+      cell.appendChild(line);
+      row.appendChild(cell);
+    });
+    box.appendChild(row);
+
+    const controls = el("div", "fb-controls");
+    const play = el("button", "fb-play", "play");
+    const scrub = el("input", "fb-scrub");
+    scrub.type = "range";
+    scrub.min = "0";
+    scrub.max = String(duration || 1);
+    scrub.step = "0.01";
+    scrub.value = "0";
+    const clock = el("span", "fb-clock", "0.00 s");
+    play.onclick = () => {
+      const paused = videos.length === 0 || videos[0].paused;
+      videos.forEach((v) => (paused ? v.play() : v.pause()));
+      play.textContent = paused ? "pause" : "play";
+    };
+    scrub.oninput = () => videos.forEach((v) => (v.currentTime = Number(scrub.value)));
+    if (videos.length) {
+      videos[0].addEventListener("timeupdate", () => {
+        const t = videos[0].currentTime;
+        scrub.value = String(t);
+        clock.textContent = `${t.toFixed(2)} s`;
+        videos.slice(1).forEach((v) => {
+          if (Math.abs(v.currentTime - t) > 0.1) v.currentTime = t;
+        });
+      });
+    }
+    controls.append(play, scrub, clock);
+    box.appendChild(controls);
+
+    const texts = el("ol", "fb-texts");
+    texts.start = 0;
+    model.get("texts").forEach((text) => {
+      const li = el("li", text.true_of.length ? "fb-text fb-true" : "fb-text fb-false");
+      li.appendChild(el("span", "fb-role", text.true_of.length ? `true of clip ${text.true_of.join(", ")}: ` : "foil: "));
+      text.words.forEach(([word, changed]) => {
+        li.appendChild(changed ? el("mark", "fb-diff", word) : document.createTextNode(word));
+        li.appendChild(document.createTextNode(" "));
+      });
+      texts.appendChild(li);
+    });
+    box.appendChild(texts);
+
+    const table = el("table", "fb-scores");
+    const head = el("tr");
+    ["run", "scores", "correct"].forEach((h) => head.appendChild(el("th", "", h)));
+    table.appendChild(head);
+    model.get("runs").forEach((run) => {
+      const tr = el("tr");
+      tr.appendChild(el("td", "", run.run));
+      tr.appendChild(el("td", "fb-mono", run.scores.join("  ")));
+      tr.appendChild(el("td", "", Object.entries(run.correct).map(([m, v]) => `${m}: ${v === null ? "–" : v ? "✓" : "✗"}`).join("  ")));
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+  }
+
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowRight" || event.key === "j") model.send({ event: "next" });
+    if (event.key === "ArrowLeft" || event.key === "k") model.send({ event: "previous" });
+  });
+  ["change:item", "change:clips", "change:texts", "change:runs"].forEach((name) => model.on(name, draw));
+  draw();
+}
+
+export default { render };
