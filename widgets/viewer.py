@@ -54,9 +54,9 @@ def run_state(item: Item, runs: Sequence[Run], correct: dict[str, dict]) -> list
             scores.append(f"c{r.clip}·t{r.text}={r.score:.3f}" if r.clip >= 0 else f"t{r.text}={r.score:.3f}")
         choice = run.choice[run.choice["item_id"] == item.item_id]
         for r in choice.itertuples():
-            letters = "".join("AB CDEFG"[i] for i in range(len(r.options))).replace(" ", "")
+            letters = "ABCDEFGHIJ"[:len(r.options)]
             picked = letters[list(r.options).index(r.choice)] if r.choice in list(r.options) else "?"
-            scores.append(f"{r.axis}{r.query}:{list(r.options)}→{picked}")
+            scores.append(f"{r.axis}{r.query}:{[int(o) for o in r.options]}→{picked}")
         states.append({"run": label, "scores": scores, "correct": correct.get(label, {})})
     return states
 
