@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import av  # noqa: F401  (PyAV's FFmpeg must load before decord's bundled one, or libvpx encoding fails)
@@ -34,3 +36,19 @@ def tiny(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny")
     return lambda name: str(tiny_model(name, root))
+
+
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium (installed with apt-get when missing; skip when that fails)."""
+    found = shutil.which("chromium")
+    if found is None:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, timeout=900)
+        found = shutil.which("chromium")
+    if found is None:
+        pytest.skip("chromium is not installed and apt-get could not install it")
+    return found

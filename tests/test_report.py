@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +12,7 @@ from bench.demo import score_sample
 from bench.metrics.tables import Settings, run_table
 from bench.report.build import NOTEBOOKS, NOTEBOOK_DIR, NotebookFailed, build_report
 from bench.runstore import read_run
+from conftest import CHROMIUM_FLAGS
 
 
 @pytest.fixture(scope="module")
@@ -81,21 +80,13 @@ def test_bad_parameters_give_clear_errors(tmp_path):
         build_report([], tmp_path, ["vitatecs"], data={"vitatecs": str(tmp_path / "absent")}, progress=False)
 
 
-def test_index_shows_the_charts_in_headless_chromium(report, tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, timeout=600)
-        chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed and could not be installed")
+def test_index_shows_the_charts_in_headless_chromium(report, tmp_path, chromium):
     from playwright.sync_api import sync_playwright
 
     _, out = report
     shot = Path(tmp_path) / "index.png"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1600})
             page.goto((out / "index.html").as_uri())

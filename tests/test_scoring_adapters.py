@@ -6,22 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from bench.frames import policy, sample_frames, sample_joined
+from bench.frames import policy
 from bench.loaders import load
 from bench.scoring.adapters import ADAPTERS
-
-
-class Frames:
-    """A plain FrameSource over the sample's files."""
-
-    def __init__(self, frame_policy):
-        self.frame_policy = frame_policy
-
-    def clip(self, item, index):
-        return sample_frames(item.clips[index], self.frame_policy)
-
-    def joined(self, item, order):
-        return sample_joined([item.clips[i] for i in order], self.frame_policy)
+from bench.scoring.run import DirectFrames as Frames
 
 
 def items_of(sample, name):

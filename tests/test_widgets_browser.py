@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,20 +15,9 @@ from pathlib import Path
 import pytest
 
 from bench.demo import score_sample
+from conftest import CHROMIUM_FLAGS
 
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--autoplay-policy=no-user-gesture-required"]
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, timeout=900)
-        found = shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium is not installed and apt-get could not install it")
-    return found
+FLAGS = CHROMIUM_FLAGS + ["--autoplay-policy=no-user-gesture-required"]
 
 
 def _free_port() -> int:
@@ -96,8 +84,7 @@ def jupyterlab(tmp_path):
             server.kill()
 
 
-def test_viewer_plays_highlights_and_follows_the_scatter(sample, tmp_path, jupyterlab):
-    chromium = _chromium()
+def test_viewer_plays_highlights_and_follows_the_scatter(sample, tmp_path, jupyterlab, chromium):
     from playwright.sync_api import sync_playwright
 
     runs = [str(r) for r in score_sample(tmp_path / "home", sample, progress=False) if r.name.startswith("velociti")]
@@ -105,7 +92,7 @@ def test_viewer_plays_highlights_and_follows_the_scatter(sample, tmp_path, jupyt
     artifacts = Path(os.environ.get("FOILBENCH_ARTIFACTS", tmp_path / "artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        browser = p.chromium.launch(executable_path=chromium, args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1800})
             page.goto(f"{jupyterlab}/lab/tree/explore_test.ipynb")

@@ -12,30 +12,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.frames import policy, sample_frames, sample_joined
+from bench.frames import policy
 from bench.loaders import load
 
 BENCHMARKS = ("vitatecs", "velociti", "vinoground")
 MODELS = {"contrastive": "clip", "entail": "qwen2vl"}
 
 
-class _Uncached:
-    """A FrameSource that decodes on every call (the naive baseline's frames)."""
-
-    def __init__(self, frame_policy):
-        self.frame_policy = frame_policy
-
-    def clip(self, item, index):
-        return sample_frames(item.clips[index], self.frame_policy)
-
-    def joined(self, item, order):
-        return sample_joined([item.clips[i] for i in order], self.frame_policy)
-
-
 def naive(adapter_name: str, model: str, samples: dict, frame_policy) -> int:
     """Score every (clip, text) request on its own: fresh decode, batch size 1, a fresh adapter state per request."""
     from bench.items import Item
     from bench.scoring.adapters import ADAPTERS
+    from bench.scoring.run import DirectFrames
 
     adapter = ADAPTERS[adapter_name](model, benchmark="")
     requests = 0
@@ -47,7 +35,7 @@ def naive(adapter_name: str, model: str, samples: dict, frame_policy) -> int:
                     single = Item(it.benchmark, it.item_id, it.subset, (clip,), (text,), ((0,),))
                     if hasattr(adapter, "_texts"):
                         adapter._texts.clear()
-                    adapter.score([single], _Uncached(frame_policy), 1)
+                    adapter.score([single], DirectFrames(frame_policy), 1)
                     requests += 1
     return requests
 

@@ -65,6 +65,21 @@ class ChunkFrames:
         return frames
 
 
+class DirectFrames:
+    """A :class:`~bench.frames.FrameSource` that decodes on every request (no prefetch, no cache): for notebooks,
+    tests and the naive baseline of ``perf score``."""
+
+    def __init__(self, frame_policy: FramePolicy, backend: str = "decord"):
+        self.frame_policy = frame_policy
+        self.backend = backend
+
+    def clip(self, item: Item, index: int) -> Frames:
+        return sample_frames(item.clips[index], self.frame_policy, backend=self.backend)
+
+    def joined(self, item: Item, order: tuple[int, ...]) -> Frames:
+        return sample_joined([item.clips[i] for i in order], self.frame_policy, backend=self.backend)
+
+
 @dataclass
 class _Chunk:
     items: list[Item]
