@@ -15,8 +15,14 @@ def _jupyter_chart(chart: alt.Chart) -> alt.JupyterChart:
     return alt.JupyterChart(chart)
 
 
-def linked_scatter(browser: ItemBrowser, run_index: int = 0) -> alt.JupyterChart:
-    """The entailment scatter of one run (P(Yes) of positive vs negative); clicking points selects their items."""
+def linked_scatter(browser: ItemBrowser, run_index: int | None = None) -> alt.JupyterChart:
+    """The entailment scatter of one run (P(Yes) of positive vs negative; default: the browser's first P(Yes) run);
+    clicking points selects their items."""
+    if run_index is None:
+        found = [i for i, r in enumerate(browser.run_list) if r.manifest.get("measure") == "p_yes"]
+        if not found:
+            raise ValueError("no run with P(Yes) scores (an entail run) among the browser's runs")
+        run_index = found[0]
     run = browser.run_list[run_index]
     points = entailment_points(list(browser.items.values()), run.pair).assign(run=run.manifest.get("name", ""))
     pick = alt.selection_point(name="pick", fields=["item_id"])
