@@ -133,3 +133,19 @@ def test_proxy_server_stops(tmp_path):
     server.stop()
     with pytest.raises(OSError):
         urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=2)
+
+
+def test_vilma_items_show_their_proficiency_pair(sample, tiny, tmp_path):
+    from bench.scoring.run import score
+
+    s = sample["vilma"]
+    run = read_run(score("vilma", s.data_path, tiny("clip"), "contrastive", video_root=s.video_root,
+                         out=tmp_path / "run", progress=False))
+    browser = ItemBrowser([run], serve=False, proxy_folder=tmp_path / "proxies")
+    assert set(browser.table["subset"]) == {it.subset for it in browser.items.values()}
+    assert len(browser.table) == sum(it.role == "main" for it in browser.items.values())
+    item = browser.items[browser.list.value]
+    twin = browser.items[item.twin_id]
+    assert [" ".join(w for w, _ in t["words"]) for t in browser.viewer.twin] == list(twin.texts)
+    assert browser.viewer.twin[0]["true_of"] == [0] and browser.viewer.twin[1]["true_of"] == []
+    assert {"P", "T", "P+T"} <= set(next(iter(r["correct"] for r in browser.viewer.runs)))

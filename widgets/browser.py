@@ -91,7 +91,8 @@ class ItemBrowser(w.VBox):
             if " | " in str(column) and not str(column).endswith("| margin"):
                 run, metric = str(column).split(" | ", 1)
                 correct.setdefault(run, {})[metric] = None if pd.isna(value) else int(value)
-        self.viewer.show(self.items[item_id], correct)
+        item = self.items[item_id]
+        self.viewer.show(item, correct, self.items.get(item.twin_id) if item.twin_id else None)
 
     def _navigate(self, direction: str) -> None:
         ids = [value for _, value in self.list.options]

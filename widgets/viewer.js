@@ -76,18 +76,25 @@ function render({ model, el: root }) {
     controls.append(play, scrub, clock);
     box.appendChild(controls);
 
-    const texts = el("ol", "fb-texts");
-    texts.start = 0;
-    model.get("texts").forEach((text) => {
-      const li = el("li", text.true_of.length ? "fb-text fb-true" : "fb-text fb-false");
-      li.appendChild(el("span", "fb-role", text.true_of.length ? `true of clip ${text.true_of.join(", ")}: ` : "foil: "));
-      text.words.forEach(([word, changed]) => {
-        li.appendChild(changed ? el("mark", "fb-diff", word) : document.createTextNode(word));
-        li.appendChild(document.createTextNode(" "));
+    const textList = (entries) => {
+      const list = el("ol", "fb-texts");
+      list.start = 0;
+      entries.forEach((text) => {
+        const li = el("li", text.true_of.length ? "fb-text fb-true" : "fb-text fb-false");
+        li.appendChild(el("span", "fb-role", text.true_of.length ? `true of clip ${text.true_of.join(", ")}: ` : "foil: "));
+        text.words.forEach(([word, changed]) => {
+          li.appendChild(changed ? el("mark", "fb-diff", word) : document.createTextNode(word));
+          li.appendChild(document.createTextNode(" "));
+        });
+        list.appendChild(li);
       });
-      texts.appendChild(li);
-    });
-    box.appendChild(texts);
+      return list;
+    };
+    box.appendChild(textList(model.get("texts")));
+    if (model.get("twin").length) {
+      box.appendChild(el("div", "fb-twin", "proficiency test"));
+      box.appendChild(textList(model.get("twin")));
+    }
 
     const table = el("table", "fb-scores");
     const head = el("tr");
@@ -107,7 +114,7 @@ function render({ model, el: root }) {
     if (event.key === "ArrowRight" || event.key === "j") model.send({ event: "next" });
     if (event.key === "ArrowLeft" || event.key === "k") model.send({ event: "previous" });
   });
-  ["change:item", "change:clips", "change:texts", "change:runs"].forEach((name) => model.on(name, draw));
+  ["change:item", "change:clips", "change:texts", "change:twin", "change:runs"].forEach((name) => model.on(name, draw));
   draw();
 }
 

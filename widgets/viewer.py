@@ -43,6 +43,13 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
     return states
 
 
+def text_state(item: Item) -> list[dict]:
+    """Per text: its words with the changed ones flagged, and the clips it is true of."""
+    true = sorted({t for row in item.truth for t in row})
+    return [{"index": i, "words": [list(w) for w in words], "true_of": [c for c, row in enumerate(item.truth) if i in row]}
+            for i, words in enumerate(item_diff(item.texts, true))]
+
+
 def run_state(item: Item, runs: Sequence[Run], correct: dict[str, dict]) -> list[dict]:
     """Per run: its scores for the item as short strings and its per-metric correctness."""
     states = []
@@ -70,6 +77,7 @@ class PairViewer(anywidget.AnyWidget):
     item = traitlets.Dict().tag(sync=True)
     clips = traitlets.List().tag(sync=True)
     texts = traitlets.List().tag(sync=True)
+    twin = traitlets.List().tag(sync=True)
     runs = traitlets.List().tag(sync=True)
 
     def __init__(self, runs: Sequence[Run] = (), *, serve: bool = True, proxy_folder: Path | None = None, **kwargs):
@@ -88,8 +96,9 @@ class PairViewer(anywidget.AnyWidget):
         """Call ``callback("next" | "previous")`` on the viewer's keyboard navigation."""
         self._navigate.append(callback)
 
-    def show(self, item: Item, correct: dict[str, dict] | None = None) -> None:
-        """Display ``item`` (``correct``: run label -> {metric: 0/1/None}; computed here when not given)."""
+    def show(self, item: Item, correct: dict[str, dict] | None = None, twin: Item | None = None) -> None:
+        """Display ``item`` (``correct``: run label -> {metric: 0/1/None}; computed here when not given) and, for
+        ViLMA, its proficiency ``twin``'s caption and foils."""
         if correct is None:
             correct = {}
             for run in self.run_list:
@@ -97,9 +106,8 @@ class PairViewer(anywidget.AnyWidget):
                 row = wide.loc[item.item_id] if item.item_id in wide.index else {}
                 correct[run_label(run)] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
         first = self.run_list[0] if self.run_list else None
-        self.texts = [{"index": i, "words": [list(w) for w in words],
-                       "true_of": [c for c, row in enumerate(item.truth) if i in row]}
-                      for i, words in enumerate(item_diff(item.texts, sorted({t for row in item.truth for t in row})))]
+        self.texts = text_state(item)
+        self.twin = text_state(twin) if twin is not None else []
         self.clips = clip_state(item, first, self.server, self.proxy_folder)
         self.runs = run_state(item, self.run_list, correct)
         self.item = {"item_id": item.item_id, "benchmark": item.benchmark, "subset": item.subset}
