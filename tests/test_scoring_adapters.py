@@ -112,3 +112,20 @@ def test_blind_entailment_sends_no_video(sample, tiny):
 def test_unknown_prompt_is_a_clear_error(tiny):
     with pytest.raises(ValueError, match="neither a known name"):
         ADAPTERS["entail"](tiny("qwen2vl"), prompt="Is it {colour}?")
+
+
+def test_xclip_scores_each_clip_through_the_whole_model(sample, tiny):
+    adapter = ADAPTERS["xclip"](tiny("xclip"))
+    items = items_of(sample, "vinoground")[:2]
+    frames = Frames(policy("uniform", k=4))
+    scored = adapter.score(items, frames, batch_size=2)
+    assert len(scored.pair) == 2 * 2 * 2
+    it = items[1]
+    inputs = adapter.processor(text=list(it.texts), videos=[list(frames.clip(it, 1).array)], return_tensors="pt",
+                               padding=True)
+    with torch.no_grad():
+        expected = adapter.model(**inputs).logits_per_video[0].tolist()
+    got = [r["score"] for r in scored.pair if r["item_id"] == it.item_id and r["clip"] == 1]
+    assert got == pytest.approx(expected, abs=1e-4)
+    with pytest.raises(ValueError, match="takes 4 frames per clip, got 8"):
+        adapter.score(items, Frames(policy("uniform", k=8)), batch_size=2)

@@ -72,6 +72,27 @@ def build_clip(folder: str | Path) -> Path:
     return folder
 
 
+def build_xclip(folder: str | Path) -> Path:
+    """A 2-layer X-CLIP (4 frames of 32 px) with the real CLIP tokenizer."""
+    from transformers import CLIPTokenizer, VideoMAEImageProcessor, XCLIPConfig, XCLIPModel, XCLIPProcessor
+
+    folder = Path(folder)
+    vocab, merges = clip_vocabulary(folder / "tokenizer-src")
+    tokenizer = CLIPTokenizer(str(vocab), str(merges))
+    torch.manual_seed(0)
+    config = XCLIPConfig(
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 77},
+        vision_config={"image_size": 32, "patch_size": 8, "hidden_size": 32, "intermediate_size": 64,
+                       "num_hidden_layers": 2, "num_attention_heads": 2, "num_frames": 4, "mit_hidden_size": 32,
+                       "mit_intermediate_size": 64, "mit_num_hidden_layers": 1, "mit_num_attention_heads": 2},
+        projection_dim=32, prompt_layers=1, prompt_attention_heads=2)
+    XCLIPModel(config).eval().save_pretrained(folder)
+    image = VideoMAEImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    XCLIPProcessor(image_processor=image, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
 def bpe_tokenizer(special: list[str], chat_template: str | None = None):
     """A byte-level BPE tokenizer trained on :data:`CORPUS`, with ``special`` tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -141,6 +162,7 @@ def build_qwen2vl(folder: str | Path) -> Path:
 
 BUILDERS: dict[str, Callable[[str | Path], Path]] = {
     "clip": build_clip,
+    "xclip": build_xclip,
     "gpt2": build_gpt2,
     "qwen2vl": build_qwen2vl,
 }
