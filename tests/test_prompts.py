@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.scoring import prompts
-from bench.scoring.adapters import ADAPTERS
+from bench.scoring.adapters import adapter_class
 
 CAPTION = "a red square moves from left to right"
 FOIL = "a red square moves from right to left"
@@ -43,7 +43,7 @@ SNAPSHOTS = {
 
 @pytest.mark.parametrize("adapter, benchmark", sorted(SNAPSHOTS))
 def test_rendered_prompt_snapshots(tiny, adapter, benchmark):
-    scorer = ADAPTERS[adapter](tiny("qwen2vl"), benchmark=benchmark)
+    scorer = adapter_class(adapter)(tiny("qwen2vl"), benchmark=benchmark)
     if adapter == "entail":
         text = scorer.template.format(caption=CAPTION)
     else:

@@ -8,7 +8,7 @@ import torch
 
 from bench.frames import policy
 from bench.loaders import load
-from bench.scoring.adapters import ADAPTERS
+from bench.scoring.adapters import adapter_class
 from bench.scoring.run import DirectFrames as Frames
 
 
@@ -18,7 +18,7 @@ def items_of(sample, name):
 
 
 def test_contrastive_similarities_match_a_direct_computation(sample, tiny):
-    adapter = ADAPTERS["contrastive"](tiny("clip"))
+    adapter = adapter_class("contrastive")(tiny("clip"))
     items = items_of(sample, "vinoground")
     frames = Frames(policy("uniform", k=3))
     scored = adapter.score(items, frames, batch_size=4)
@@ -39,7 +39,7 @@ def test_contrastive_similarities_match_a_direct_computation(sample, tiny):
 
 
 def test_text_lm_log_likelihoods_match_an_unbatched_reference(sample, tiny):
-    adapter = ADAPTERS["textlm"](tiny("gpt2"))
+    adapter = adapter_class("textlm")(tiny("gpt2"))
     items = items_of(sample, "vitatecs")
     scored = adapter.score(items, None, batch_size=5)
     assert {r["clip"] for r in scored.pair} == {-1}
@@ -56,7 +56,7 @@ def test_text_lm_log_likelihoods_match_an_unbatched_reference(sample, tiny):
 
 
 def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny):
-    adapter = ADAPTERS["entail"](tiny("qwen2vl"), benchmark="velociti")
+    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
     items = items_of(sample, "velociti")[:3]
     frames = Frames(policy("uniform", k=4))
     scored = adapter.score(items, frames, batch_size=4)
@@ -79,7 +79,7 @@ def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny):
 
 
 def test_multiple_choice_asks_every_order_and_the_video_question(sample, tiny):
-    adapter = ADAPTERS["mc"](tiny("qwen2vl"), benchmark="vinoground")
+    adapter = adapter_class("mc")(tiny("qwen2vl"), benchmark="vinoground")
     items = items_of(sample, "vinoground")[:2]
     scored = adapter.score(items, Frames(policy("uniform", k=4)), batch_size=3)
     text_rows = [r for r in scored.choice if r["axis"] == "text"]
@@ -94,7 +94,7 @@ def test_multiple_choice_asks_every_order_and_the_video_question(sample, tiny):
 
 
 def test_more_than_two_options_use_cyclic_orders(sample, tiny):
-    adapter = ADAPTERS["mc"](tiny("qwen2vl"), benchmark="videocon")
+    adapter = adapter_class("mc")(tiny("qwen2vl"), benchmark="videocon")
     atp = [it for it in items_of(sample, "videocon") if it.subset == "atp_hard"][:1]
     scored = adapter.score(atp, Frames(policy("uniform", k=2)), batch_size=8)
     assert sorted(r["options"][0] for r in scored.choice) == [0, 1, 2, 3, 4]
@@ -102,7 +102,7 @@ def test_more_than_two_options_use_cyclic_orders(sample, tiny):
 
 
 def test_blind_entailment_sends_no_video(sample, tiny):
-    adapter = ADAPTERS["entail"](tiny("qwen2vl"), benchmark="velociti")
+    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
     items = items_of(sample, "velociti")[:2]
     scored = adapter.score(items, Frames(policy("none")), batch_size=2)
     assert len(scored.pair) == 4
@@ -111,11 +111,11 @@ def test_blind_entailment_sends_no_video(sample, tiny):
 
 def test_unknown_prompt_is_a_clear_error(tiny):
     with pytest.raises(ValueError, match="neither a known name"):
-        ADAPTERS["entail"](tiny("qwen2vl"), prompt="Is it {colour}?")
+        adapter_class("entail")(tiny("qwen2vl"), prompt="Is it {colour}?")
 
 
 def test_xclip_scores_each_clip_through_the_whole_model(sample, tiny):
-    adapter = ADAPTERS["xclip"](tiny("xclip"))
+    adapter = adapter_class("xclip")(tiny("xclip"))
     items = items_of(sample, "vinoground")[:2]
     frames = Frames(policy("uniform", k=4))
     scored = adapter.score(items, frames, batch_size=2)

@@ -22,10 +22,10 @@ MODELS = {"contrastive": "clip", "entail": "qwen2vl"}
 def naive(adapter_name: str, model: str, samples: dict, frame_policy) -> int:
     """Score every (clip, text) request on its own: fresh decode, batch size 1, a fresh adapter state per request."""
     from bench.items import Item
-    from bench.scoring.adapters import ADAPTERS
+    from bench.scoring.adapters import adapter_class
     from bench.scoring.run import DirectFrames
 
-    adapter = ADAPTERS[adapter_name](model, benchmark="")
+    adapter = adapter_class(adapter_name)(model, benchmark="")
     requests = 0
     for name in BENCHMARKS:
         s = samples[name]

@@ -186,17 +186,16 @@ def score(benchmark: str, data_path: str | Path, model: str, adapter: str, *, vi
     from tqdm.auto import tqdm
 
     from bench.loaders import load
-    from bench.scoring.adapters import ADAPTERS
+    from bench.scoring.adapters import adapter_class
 
-    if adapter not in ADAPTERS:
-        raise ValueError(f"unknown adapter {adapter!r}; choose one of {sorted(ADAPTERS)}")
+    scorer_class = adapter_class(adapter)
     if batch_size < 1 or chunk_size < 1:
         raise ValueError("batch size and chunk size must be at least 1")
     frame_policy = frame_policy or DEFAULT_POLICY
     loader_options = dict(loader_options or {})
     items = select_items(load(benchmark, data_path, video_root=video_root, **loader_options).items, limit)
     torch.manual_seed(seed)
-    scorer = ADAPTERS[adapter](model, device=device, dtype=dtype, prompt=prompt, benchmark=benchmark,
+    scorer = scorer_class(model, device=device, dtype=dtype, prompt=prompt, benchmark=benchmark,
                                **(adapter_options or {}))
     out = Path(out) if out else default_out(benchmark, adapter, model)
     description = scorer.describe()
