@@ -15,6 +15,7 @@ from bench import __version__
 
 SUBCOMMANDS: dict[str, str] = {
     "demo": "bench.demo",
+    "sample": "bench.sample.cli",
     "summary": "bench.loaders.cli",
     "metrics": "bench.metrics.cli",
     "score": "bench.scoring.cli",

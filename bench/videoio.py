@@ -11,7 +11,8 @@ def write_video(path: str | Path, frames: np.ndarray, fps: float = 30.0, codec: 
     """Encode ``frames`` (T x H x W x 3, uint8; H and W even) to ``path`` at a constant ``fps``.
 
     H.264 (or another PyAV codec, e.g. ``libvpx`` for WebM) in yuv420p with a keyframe every second so any decoder
-    can seek it; encoded on one thread so the same frames give the same bytes.
+    can seek it; encoded on one thread and muxed bit-exactly so the same frames give the same bytes (for H.264, when
+    the chroma width is a multiple of 32: x264's output otherwise depends on memory layout).
     """
     import av
 
@@ -23,7 +24,7 @@ def write_video(path: str | Path, frames: np.ndarray, fps: float = 30.0, codec: 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part" + path.suffix)
-    with av.open(str(tmp), mode="w") as container:
+    with av.open(str(tmp), mode="w", options={"fflags": "+bitexact"}) as container:  # no muxer ids or dates
         stream = container.add_stream(codec, rate=int(round(fps)))
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = "yuv420p"

@@ -1,7 +1,8 @@
-"""Synthetic scenes: coloured shapes on a grey stage, drawn with numpy, whose facts the captions state.
+"""Synthetic scenes: coloured shapes on a grey stage, drawn with numpy, whose facts the sample's captions state.
 
-A :class:`Scene` is a list of :class:`Actor` tracks; each actor has a shape, a colour per frame and a position per
-frame (``None`` while it is not on stage). Rendering is deterministic: the same scene gives the same pixels.
+A :class:`Scene` is a list of :class:`Actor` tracks: each actor has a shape, a colour per frame and a centre per
+frame (``None`` while it is off stage). Tracks are plain lists built from the helpers below and joined with ``+``
+(``glide(20, a, b) + still(20, b)``: 2 s of motion, then 2 s at rest at 10 fps). Rendering is deterministic.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-SIZE = 96
-RADIUS = 10
+# x264's output depends on memory layout unless the chroma width is a multiple of 32: 128 keeps the bytes fixed.
+SIZE = 128
+RADIUS = 12
 BACKGROUND = (128, 128, 128)
 COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (220, 30, 30),
@@ -19,83 +21,116 @@ COLOURS: dict[str, tuple[int, int, int]] = {
     "blue": (30, 60, 220),
     "yellow": (230, 210, 30),
 }
-SHAPES = ("square", "circle")
+SHAPES = ("square", "circle", "triangle")
+# Stage geometry shared by the stories: two lanes (top, bottom), the floor jumps start from, three columns.
+TOP, BOTTOM, FLOOR = 32.0, 96.0, 104.0
+LEFT, MIDDLE, RIGHT = 20.0, SIZE / 2, SIZE - 20.0
+JUMP_HEIGHT = 36.0
+
+Position = tuple[float, float] | None
+Track = list[Position]
+
+
+def _stencil(shape: str) -> np.ndarray:
+    """The shape's pixels in a (2R+1) x (2R+1) box: a square fills it, a circle ~79%, an upward triangle ~50%."""
+    yy, xx = np.mgrid[-RADIUS:RADIUS + 1, -RADIUS:RADIUS + 1]
+    if shape == "square":
+        return np.ones_like(xx, dtype=bool)
+    if shape == "circle":
+        return xx**2 + yy**2 <= RADIUS**2
+    if shape == "triangle":
+        return 2 * np.abs(xx) <= yy + RADIUS
+    raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")
+
+
+STENCILS = {shape: _stencil(shape) for shape in SHAPES}
 
 
 @dataclass
 class Actor:
-    """One shape's track: its colour name and centre (x, y) per frame, ``None`` when absent."""
+    """One shape's track: its colour name and centre (x, y) per frame, ``None`` when off stage."""
 
     shape: str
     colours: list[str]
-    positions: list[tuple[float, float] | None]
+    positions: Track
 
 
 @dataclass
 class Scene:
-    """Actors over ``frames`` frames at ``fps``."""
+    """Actors over the same number of frames at ``fps``."""
 
-    frames: int
     fps: float
     actors: list[Actor] = field(default_factory=list)
 
-    def add(self, shape: str, colour: str | list[str], positions: list[tuple[float, float] | None]) -> Actor:
-        """Add an actor; ``colour`` may change per frame."""
-        if len(positions) != self.frames:
-            raise ValueError(f"{len(positions)} positions for {self.frames} frames")
-        colours = [colour] * self.frames if isinstance(colour, str) else list(colour)
-        actor = Actor(shape, colours, positions)
-        self.actors.append(actor)
-        return actor
+    @property
+    def frames(self) -> int:
+        """The number of frames (every track has the same length)."""
+        return len(self.actors[0].positions) if self.actors else 0
+
+    def add(self, shape: str, colour: str | list[str], positions: Track) -> Scene:
+        """Add an actor (``colour`` may change per frame); returns the scene for chaining."""
+        if shape not in STENCILS:
+            raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")
+        colours = [colour] * len(positions) if isinstance(colour, str) else list(colour)
+        unknown = sorted(set(colours) - set(COLOURS))
+        if unknown:
+            raise ValueError(f"unknown colour(s) {unknown}; expected some of {sorted(COLOURS)}")
+        if len(colours) != len(positions) or (self.actors and len(positions) != self.frames):
+            raise ValueError(f"track of {len(positions)} positions and {len(colours)} colours does not match the "
+                             f"scene's {self.frames} frames")
+        self.actors.append(Actor(shape, colours, list(positions)))
+        return self
 
     def render(self) -> np.ndarray:
-        """The frames, T x SIZE x SIZE x 3 uint8."""
+        """The frames, T x SIZE x SIZE x 3 uint8 (later actors are drawn over earlier ones)."""
         out = np.empty((self.frames, SIZE, SIZE, 3), np.uint8)
         out[:] = BACKGROUND
-        yy, xx = np.mgrid[0:SIZE, 0:SIZE]
-        for t in range(self.frames):
-            for actor in self.actors:
-                pos = actor.positions[t]
-                if pos is None:
-                    continue
-                x, y = pos
-                if actor.shape == "square":
-                    mask = (np.abs(xx - x) <= RADIUS) & (np.abs(yy - y) <= RADIUS)
-                else:
-                    mask = (xx - x) ** 2 + (yy - y) ** 2 <= RADIUS**2
-                out[t][mask] = COLOURS[actor.colours[t]]
+        for actor in self.actors:
+            stencil = STENCILS[actor.shape]
+            for t, pos in enumerate(actor.positions):
+                if pos is not None:
+                    _stamp(out[t], stencil, pos, COLOURS[actor.colours[t]])
         return out
 
 
-def glide(frames: int, start: tuple[float, float], end: tuple[float, float]) -> list[tuple[float, float]]:
-    """Positions moving evenly from ``start`` to ``end``."""
-    return [(start[0] + (end[0] - start[0]) * t / max(1, frames - 1),
-             start[1] + (end[1] - start[1]) * t / max(1, frames - 1)) for t in range(frames)]
+def _stamp(frame: np.ndarray, stencil: np.ndarray, pos: tuple[float, float], rgb: tuple[int, int, int]) -> None:
+    x0, y0 = int(round(pos[0])) - RADIUS, int(round(pos[1])) - RADIUS
+    n = stencil.shape[0]
+    xs, ys = slice(max(0, x0), min(SIZE, x0 + n)), slice(max(0, y0), min(SIZE, y0 + n))
+    cut = stencil[ys.start - y0:ys.stop - y0, xs.start - x0:xs.stop - x0]
+    frame[ys, xs][cut] = rgb
 
 
-def hops(frames: int, count: int, x: float = SIZE / 2, floor: float = 70, height: float = 40) -> list[tuple[float, float]]:
-    """A shape jumping exactly ``count`` times (one full up-and-down arc per jump, resting between jumps)."""
-    positions = [(x, floor)] * frames
-    period = frames // count
-    for j in range(count):
-        lo = j * period + period // 4
-        hi = j * period + 3 * period // 4
+def still(frames: int, pos: Position) -> Track:
+    """At rest at ``pos`` (or off stage when ``pos`` is None)."""
+    return [pos] * frames
+
+
+def glide(frames: int, start: tuple[float, float], end: tuple[float, float]) -> Track:
+    """Moving evenly from ``start`` (first frame) to ``end`` (last frame)."""
+    steps = max(1, frames - 1)
+    return [(start[0] + (end[0] - start[0]) * t / steps, start[1] + (end[1] - start[1]) * t / steps)
+            for t in range(frames)]
+
+
+def hops(frames: int, count: int, x: float = MIDDLE, floor: float = FLOOR, height: float = JUMP_HEIGHT) -> Track:
+    """Jumping exactly ``count`` times in place: each jump is one up-and-down arc in the middle half of its share of
+    the frames, at rest on ``floor`` before and after it (see :func:`jump_frames`)."""
+    positions: Track = [(x, floor)] * frames
+    for lo, hi in jump_frames(frames, count):
         for t in range(lo, hi):
-            phase = (t - lo) / (hi - lo)
-            positions[t] = (x, floor - height * np.sin(np.pi * phase))
+            positions[t] = (x, floor - height * float(np.sin(np.pi * (t - lo + 1) / (hi - lo + 1))))
     return positions
 
 
-def appear(frames: int, at: int, pos: tuple[float, float]) -> list[tuple[float, float] | None]:
-    """Absent before frame ``at``, then still at ``pos``."""
-    return [None if t < at else pos for t in range(frames)]
+def jump_frames(frames: int, count: int) -> list[tuple[int, int]]:
+    """The ``[first, end)`` airborne frames of each jump made by :func:`hops` over ``frames`` frames."""
+    if count < 1 or frames // count < 4:
+        raise ValueError(f"cannot fit {count} jumps into {frames} frames")
+    period = frames // count
+    return [(j * period + period // 4, j * period + period - period // 4) for j in range(count)]
 
 
-def centroid(frame: np.ndarray, colour: str, tolerance: int = 40) -> tuple[float, float] | None:
-    """The centre of the pixels of ``colour`` in one frame, or ``None`` if there are none (for checking captions)."""
-    target = np.array(COLOURS[colour], dtype=np.int16)
-    mask = np.abs(frame.astype(np.int16) - target).max(axis=-1) <= tolerance
-    if mask.sum() < 10:
-        return None
-    ys, xs = np.nonzero(mask)
-    return float(xs.mean()), float(ys.mean())
+def switch(frames: int, before: str, after: str, at: int) -> list[str]:
+    """A colour track: ``before`` until frame ``at``, ``after`` from then on."""
+    return [before if t < at else after for t in range(frames)]
