@@ -20,15 +20,16 @@ MODELS = {"contrastive": "clip", "entail": "qwen2vl"}
 
 
 def naive(adapter_name: str, model: str, samples: dict, frame_policy) -> int:
-    """Score every (clip, text) request on its own: fresh decode, batch size 1, a fresh adapter state per request."""
+    """Score every (clip, text) request on its own: fresh decode, batch size 1, a fresh adapter state per request;
+    the model is loaded once per benchmark, as our runner does."""
     from bench.items import Item
     from bench.scoring.adapters import adapter_class
     from bench.scoring.run import DirectFrames
 
-    adapter = adapter_class(adapter_name)(model, benchmark="")
     requests = 0
     for name in BENCHMARKS:
         s = samples[name]
+        adapter = adapter_class(adapter_name)(model, benchmark=name)
         for it in load(name, s.data_path, video_root=s.video_root):
             for c, clip in enumerate(it.clips):
                 for t, text in enumerate(it.texts):
