@@ -42,6 +42,16 @@ class Adapter:
         self.prompt = prompt
         self.options = options
 
+    def load(self, auto_class: str, preprocessor: str = "AutoProcessor") -> None:
+        """Load ``self.processor`` (or tokenizer) and ``self.model`` through transformers' ``Auto*`` classes, by hub
+        id or local folder alike, in ``self.dtype`` on ``self.device``."""
+        import transformers
+
+        self.dtype = torch_dtype(self.dtype_name, self.device)
+        self.processor = getattr(transformers, preprocessor).from_pretrained(self.model_id)
+        model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
+        self.model = model.to(self.device).eval()
+
     def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
         """Score every question this adapter asks of ``items``."""
         raise NotImplementedError

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from bench.items import Item
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision, torch_dtype
+from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
 
 
 def _features(output) -> torch.Tensor:
@@ -28,11 +28,7 @@ class ContrastiveAdapter(Adapter):
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
-        from transformers import AutoModel, AutoProcessor
-
-        self.dtype = torch_dtype(self.dtype_name, self.device)
-        self.processor = AutoProcessor.from_pretrained(model)
-        self.model = AutoModel.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
+        self.load("AutoModel")
         self._texts: dict[str, np.ndarray] = {}
 
     @torch.inference_mode()

@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 
 from bench.items import Item
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision, torch_dtype
+from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
 
 
 class TextLMAdapter(Adapter):
@@ -23,13 +23,10 @@ class TextLMAdapter(Adapter):
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self.dtype = torch_dtype(self.dtype_name, self.device)
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.load("AutoModelForCausalLM", preprocessor="AutoTokenizer")
+        self.tokenizer = self.processor
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
         self._cache: dict[str, tuple[float, float, int]] = {}
 
     @torch.inference_mode()

@@ -19,7 +19,7 @@ import torch
 
 from bench.items import Item
 from bench.scoring import prompts
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision, torch_dtype
+from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
 
 
 class VideoLLMAdapter(Adapter):
@@ -29,11 +29,7 @@ class VideoLLMAdapter(Adapter):
 
     def __init__(self, model: str, *, benchmark: str = "", **kwargs):
         super().__init__(model, **kwargs)
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-
-        self.dtype = torch_dtype(self.dtype_name, self.device)
-        self.processor = AutoProcessor.from_pretrained(model)
-        self.model = AutoModelForImageTextToText.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
+        self.load("AutoModelForImageTextToText")
         self.prompt_name, self.template = prompts.resolve(self.prompt, benchmark, self.kind)
         self.benchmark = benchmark
         self._answer_ids: dict[str, int] = {}

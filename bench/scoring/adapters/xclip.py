@@ -8,7 +8,7 @@ from typing import Sequence
 import torch
 
 from bench.items import Item
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision, torch_dtype
+from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
 
 
 class XCLIPAdapter(Adapter):
@@ -19,11 +19,7 @@ class XCLIPAdapter(Adapter):
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
-        from transformers import AutoModel, AutoProcessor
-
-        self.dtype = torch_dtype(self.dtype_name, self.device)
-        self.processor = AutoProcessor.from_pretrained(model)
-        self.model = AutoModel.from_pretrained(model, dtype=self.dtype).to(self.device).eval()
+        self.load("AutoModel")
         self.frames_needed = int(self.model.config.vision_config.num_frames)
 
     @torch.inference_mode()
