@@ -115,3 +115,14 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     assert run.pair.duplicated(["item_id", "clip", "text"]).sum() == 0
     used = {r.item_id: json.loads(r.frames) for r in run.frames.itertuples()}
     assert all(len(v["0"]) == 8 for k, v in used.items() if k not in set(run.failures["item_id"]))
+
+
+def test_score_command_passes_adapter_options(sample, tiny, tmp_path):
+    from bench.cli import main
+
+    s = sample["velociti"]
+    assert main(["score", "velociti", str(s.data_path), "--video-root", str(s.video_root), "--model", tiny("qwen2vl"),
+                 "--adapter", "entail", "--frames", "uniform:k=2", "--limit", "2", "-a", "reuse=none",
+                 "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    run = read_run(tmp_path / "run")
+    assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4

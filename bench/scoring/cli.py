@@ -33,7 +33,7 @@ def run_score(args: argparse.Namespace) -> int:
                 device=args.device, dtype=args.dtype, out=args.out, limit=args.limit, seed=args.seed,
                 loader_options=parse_options(args.option), chunk_size=args.chunk_size, workers=args.workers,
                 backend=args.backend, size=_size(args.size), name=args.name, retry_failures=args.retry_failures,
-                progress=not args.quiet)
+                progress=not args.quiet, adapter_options=parse_options(args.adapter_option))
     print(f"run stored in {out}")
     return 0
 
@@ -71,5 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="short run label for tables (default: the folder name)")
     p.add_argument("--retry-failures", action="store_true", help="score again the items recorded as failures")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE", help="loader option")
+    p.add_argument("-a", "--adapter-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="adapter option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_score)

@@ -174,3 +174,84 @@ def tiny_model(name: str, root: str | Path) -> Path:
     if not (folder / "config.json").is_file():
         BUILDERS[name](folder)
     return folder
+
+
+# A ChatML template in LLaVA-OneVision's layout (the <video> placeholder opens the user turn).
+LLAVA_OV_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] if part['type'] == 'video' %}<video>\n{% endfor %}"
+    "{% for part in message['content'] if part['type'] == 'image' %}<image>\n{% endfor %}"
+    "{% for part in message['content'] if part['type'] == 'text' %}{{ part['text'] }}{% endfor %}{% endif %}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+LLAVA_OV_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
+
+
+def build_llava_onevision(folder: str | Path) -> Path:
+    """A 2-layer LLaVA-OneVision (SigLIP tower on 32-px frames, 4 pooled tokens per frame) with its processor."""
+    from transformers import (LlavaOnevisionConfig, LlavaOnevisionForConditionalGeneration,
+                              LlavaOnevisionImageProcessor, LlavaOnevisionProcessor, LlavaOnevisionVideoProcessor)
+
+    folder = Path(folder)
+    tokenizer = bpe_tokenizer(LLAVA_OV_SPECIAL, LLAVA_OV_TEMPLATE)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in LLAVA_OV_SPECIAL}
+    config = LlavaOnevisionConfig(
+        text_config={"model_type": "qwen2", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "max_position_embeddings": 4096, "bos_token_id": ids["<|endoftext|>"],
+                     "eos_token_id": ids["<|im_end|>"]},
+        vision_config={"model_type": "siglip_vision_model", "image_size": 32, "patch_size": 8, "hidden_size": 32,
+                       "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "vision_use_head": False},
+        image_token_index=ids["<image>"], video_token_index=ids["<video>"], image_grid_pinpoints=[[32, 32], [32, 64]])
+    torch.manual_seed(0)
+    LlavaOnevisionForConditionalGeneration(config).eval().save_pretrained(folder)
+    size = {"height": 32, "width": 32}
+    LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(size=size, image_grid_pinpoints=[[32, 32], [32, 64]]),
+        video_processor=LlavaOnevisionVideoProcessor(size=size), tokenizer=tokenizer, num_image_tokens=16,
+        vision_feature_select_strategy="full", chat_template=LLAVA_OV_TEMPLATE).save_pretrained(folder)
+    return folder
+
+
+# Video-LLaVA's layout: "USER: <video>\n{question} ASSISTANT:", the answer following after a space.
+VIDEO_LLAVA_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'].upper() }}: "
+    "{% if message['content'] is string %}{{ message['content'] }} {% else %}"
+    "{% for part in message['content'] if part['type'] == 'video' %}<video>\n{% endfor %}"
+    "{% for part in message['content'] if part['type'] == 'image' %}<image>\n{% endfor %}"
+    "{% for part in message['content'] if part['type'] == 'text' %}{{ part['text'] }} {% endfor %}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+
+
+def build_video_llava(folder: str | Path) -> Path:
+    """A 2-layer Video-LLaVA (CLIP tower on 32-px frames, Llama decoder) with its processor; " A", " B"... are single
+    tokens, as in Llama's vocabulary."""
+    from tokenizers import AddedToken
+    from transformers import (VideoLlavaConfig, VideoLlavaForConditionalGeneration, VideoLlavaImageProcessor,
+                              VideoLlavaProcessor, VideoLlavaVideoProcessor)
+
+    folder = Path(folder)
+    tokenizer = bpe_tokenizer(["<|endoftext|>", "<image>", "<video>"], VIDEO_LLAVA_TEMPLATE)
+    tokenizer.add_tokens([AddedToken(" " + letter, normalized=False) for letter in "ABCDE"])
+    config = VideoLlavaConfig(
+        text_config={"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "max_position_embeddings": 4096, "bos_token_id": 0, "eos_token_id": 0, "pad_token_id": 0},
+        vision_config={"model_type": "clip_vision_model", "image_size": 32, "patch_size": 8, "hidden_size": 32,
+                       "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "projection_dim": 32},
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        video_token_index=tokenizer.convert_tokens_to_ids("<video>"), vision_feature_layer=-2,
+        image_seq_length=16, video_seq_length=8 * 17)
+    torch.manual_seed(0)
+    VideoLlavaForConditionalGeneration(config).eval().save_pretrained(folder)
+    size = {"shortest_edge": 32}
+    crop = {"height": 32, "width": 32}
+    VideoLlavaProcessor(image_processor=VideoLlavaImageProcessor(size=size, crop_size=crop),
+                        video_processor=VideoLlavaVideoProcessor(size=size, crop_size=crop), tokenizer=tokenizer,
+                        patch_size=8, chat_template=VIDEO_LLAVA_TEMPLATE).save_pretrained(folder)
+    return folder
+
+
+BUILDERS.update({"llava_onevision": build_llava_onevision, "video_llava": build_video_llava})

@@ -1,18 +1,26 @@
 """Generative Video-LLMs (Qwen2-VL, LLaVA-OneVision, Video-LLaVA and any ``AutoModelForImageTextToText`` model with a
-chat template), scored from next-token logits, never from parsed text.
+chat template), scored from next-token logits in one forward pass, never from generated and parsed text.
 
 - ``entail``: P(Yes) / (P(Yes) + P(No)) at the answer position (VELOCITI ``vidllm_eval.py::entail_score``, VideoCon
   ``entailment_inference.py::get_entail``), both raw logits kept.
-- ``mc``: A/B (or A, B, C...) letter logits, every question asked in every cyclic order of its options.
+- ``mc``: A/B (or A, B, C...) letter logits, every question asked in every cyclic order of its options; for two-clip
+  items also Vinoground's video question on the two clips joined by a black gap, in both orders.
 
 The Yes/No and letter token ids are read off the model's own chat template: the first token of the assistant turn
-that answers "Yes" (or "A"), which must decode back to that word alone. Requests are batched with left padding, so the
-answer position is the last one of every row. Blind runs (frame policy ``none``) send no video at all.
+that answers "Yes" (or "A"), which must decode to that word alone and differ from the other answers' tokens.
+
+Speed: each video goes through the processor once; its texts are tokenized alone and the video placeholder expanded as
+the processor expands it (checked against the processor's own output, else every request is processed on its own).
+With KV reuse, the tokens a video's prompts share (the video and the prompt text before the caption) run once per
+video and only the differing suffixes run, batched against a copy of that cache. Without it, requests are batched
+whole with left padding. Both pass explicit position ids (Qwen2-VL's 3-D M-RoPE included), so a padded row computes
+exactly what the row computes alone. Blind runs (frame policy ``none``) send the same prompts without the video.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -21,20 +29,54 @@ from bench.items import Item
 from bench.scoring import prompts
 from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
 
+REUSE_MODES = ("auto", "kv", "none")
+# Model types whose shared video prefix is KV-cached under ``reuse="auto"`` (each checked against no reuse in tests).
+KV_FAMILIES = frozenset({"qwen2_vl", "llava_onevision", "video_llava"})
+
+
+@dataclass
+class Request:
+    """One question: the rendered prompt and the key of its video in the videos mapping (None: no video)."""
+
+    prompt: str
+    video: Hashable | None
+
+
+@dataclass
+class _Row:
+    """A request as tokens: ``extras`` are the processor's other per-token outputs (e.g. ``mm_token_type_ids``)."""
+
+    ids: list[int]
+    extras: dict[str, list[int]]
+    video: Hashable | None
+    positions: torch.Tensor | None = None
+    pixels: dict[str, torch.Tensor] = field(default_factory=dict)
+
 
 class VideoLLMAdapter(Adapter):
-    """Shared loading, prompt rendering, answer-token lookup and batched next-token logits."""
+    """Shared loading, prompt rendering, answer-token lookup and batched next-token logits.
+
+    ``reuse``: "kv" caches each video's shared prompt prefix, "none" runs every request whole, "auto" picks "kv" for
+    the model types in :data:`KV_FAMILIES`.
+    """
 
     kind = "entail"
 
-    def __init__(self, model: str, *, benchmark: str = "", **kwargs):
+    def __init__(self, model: str, *, benchmark: str = "", reuse: str = "auto", **kwargs):
         super().__init__(model, **kwargs)
+        if reuse not in REUSE_MODES:
+            raise ValueError(f"reuse must be one of {REUSE_MODES}, got {reuse!r}")
         self.load("AutoModelForImageTextToText")
         self.prompt_name, self.template = prompts.resolve(self.prompt, benchmark, self.kind)
         self.benchmark = benchmark
+        model_type = getattr(self.model.config, "model_type", "")
+        self.reuse = reuse if reuse != "auto" else ("kv" if model_type in KV_FAMILIES else "none")
+        self.tokenizer = self.processor.tokenizer
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        self.video_token_id = getattr(self.processor, "video_token_id", None)
         self._answer_ids: dict[str, int] = {}
-        for word in ("Yes", "No") if self.kind == "entail" else ("A", "B"):
-            self.answer_id(word)
+        self._answer_source: dict[str, str] = {}
+        self.answer_ids(["Yes", "No"] if self.kind == "entail" else ["A", "B"])
 
     def messages(self, text: str, video: bool) -> list[dict]:
         """The user turn: the video (unless blind) followed by the question."""
@@ -47,55 +89,256 @@ class VideoLLMAdapter(Adapter):
                                                   tokenize=False)
 
     def answer_id(self, word: str) -> int:
-        """The token the model's template emits first when the assistant answers ``word``; checked to be ``word``
-        alone."""
+        """The token the model emits first when it answers ``word``: the first token after the generation prompt of
+        the assistant turn the chat template renders for ``word`` (or, for a template whose assistant turn does not
+        extend its generation prompt, of ``word`` appended to it); checked to decode to ``word`` alone."""
         if word not in self._answer_ids:
-            tokenizer = self.processor.tokenizer
             probe = self.messages("?", False)
             prefix = self.processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False)
-            full = self.processor.apply_chat_template(probe + [{"role": "assistant", "content": word}],
-                                                      tokenize=False)
-            if not full.startswith(prefix):
-                raise ValueError(f"{self.model_id}: the chat template's answer turn does not extend its generation "
-                                 "prompt; cannot locate the answer token")
-            head = tokenizer(prefix, add_special_tokens=False).input_ids
-            ids = tokenizer(full, add_special_tokens=False).input_ids
+            turn = probe + [{"role": "assistant", "content": [{"type": "text", "text": word}]}]
+            full = self.processor.apply_chat_template(turn, tokenize=False)
+            source = "template" if full.startswith(prefix) and len(full) > len(prefix) else "appended"
+            if source == "appended":
+                full = prefix + word
+            head = self.tokenizer(prefix, add_special_tokens=False).input_ids
+            ids = self.tokenizer(full, add_special_tokens=False).input_ids
             if ids[:len(head)] != head or len(ids) == len(head):
-                raise ValueError(f"{self.model_id}: tokenizing the answer {word!r} changes the prompt's tokens")
+                raise ValueError(f"{self.model_id}: tokenizing the answer {word!r} changes the prompt's tokens; "
+                                 "cannot locate the answer token")
             token = ids[len(head)]
-            if tokenizer.decode([token]).strip() != word:
-                raise ValueError(f"{self.model_id}: the answer {word!r} is not a single token "
-                                 f"(first token decodes to {tokenizer.decode([token])!r})")
+            if self.tokenizer.decode([token]).strip() != word:
+                raise ValueError(f"{self.model_id}: the answer {word!r} is not a single token (its first token "
+                                 f"decodes to {self.tokenizer.decode([token])!r})")
             self._answer_ids[word] = token
+            self._answer_source[word] = source
         return self._answer_ids[word]
 
-    @torch.inference_mode()
-    def next_logits(self, requests: Sequence[tuple[str, np.ndarray | None]], token_ids: list[int],
-                    batch_size: int) -> np.ndarray:
-        """Logits of ``token_ids`` at the answer position of each (prompt, frames) request, in batches."""
-        out = []
-        for start in range(0, len(requests), batch_size):
-            batch = requests[start:start + batch_size]
-            texts = [text for text, _ in batch]
-            videos = [frames for _, frames in batch if frames is not None]
-            if videos and len(videos) != len(batch):
-                raise ValueError("a batch mixes requests with and without video")
-            kwargs = {"videos": videos} if videos else {}
-            inputs = self.processor(text=texts, return_tensors="pt", padding=True, padding_side="left", **kwargs)
-            inputs = {k: (v.to(self.device, self.dtype) if v.is_floating_point() else v.to(self.device))
-                      for k, v in inputs.items()}
-            logits = self.model(**inputs).logits[:, -1, :].float()
-            out.append(logits[:, token_ids].cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, len(token_ids)))
+    def answer_ids(self, words: Sequence[str]) -> list[int]:
+        """:meth:`answer_id` of each word, checked to be distinct."""
+        ids = [self.answer_id(w) for w in words]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"{self.model_id}: the answers {list(words)} share tokens {ids}")
+        return ids
 
-    def _frames(self, frames: FrameSource, item: Item, clip: int) -> np.ndarray | None:
+    # -- tokens -------------------------------------------------------------------------------------------------------
+
+    def _process(self, prompt: str, frames: np.ndarray | None) -> dict[str, torch.Tensor]:
+        kwargs = {"videos": [frames]} if frames is not None else {}
+        return dict(self.processor(text=[prompt], return_tensors="pt", **kwargs))
+
+    @staticmethod
+    def _split(encoded: dict[str, torch.Tensor]) -> tuple[list[int], dict[str, list[int]], dict[str, torch.Tensor]]:
+        """(ids, other per-token outputs, pixel tensors) of a one-row processor output."""
+        shape = encoded["input_ids"].shape
+        per_token = {k: v for k, v in encoded.items() if k != "attention_mask" and v.shape == shape
+                     and not v.is_floating_point()}
+        ids = per_token.pop("input_ids")[0].tolist()
+        pixels = {k: v for k, v in encoded.items() if k not in per_token and k not in ("input_ids", "attention_mask")}
+        return ids, {k: v[0].tolist() for k, v in per_token.items()}, pixels
+
+    def _expand(self, prompt: str, n_video: int, values: dict[str, tuple[int, int]]) -> tuple[list[int], dict]:
+        """Tokens of ``prompt`` with its one video placeholder repeated ``n_video`` times, as the processor does;
+        ``values`` gives each per-token output's value at (video, other) tokens."""
+        ids = self.tokenizer(prompt).input_ids
+        if ids.count(self.video_token_id) != 1:
+            raise ValueError("the prompt does not hold exactly one video placeholder")
+        at = ids.index(self.video_token_id)
+        ids = ids[:at] + [self.video_token_id] * n_video + ids[at + 1:]
+        return ids, {k: [video if t == self.video_token_id else other for t in ids]
+                     for k, (video, other) in values.items()}
+
+    def _video_rows(self, prompts_: list[str], key: Hashable, frames: np.ndarray) -> list[_Row]:
+        """Rows for the prompts of one video: the processor runs once; per request only when the expansion of the
+        placeholder cannot be reproduced exactly."""
+        encoded = self._process(prompts_[0], frames)
+        ids, extras, pixels = self._split(encoded)
+        n_video = ids.count(self.video_token_id) if self.video_token_id is not None else 0
+        values = {}
+        for name, column in extras.items():
+            video = {v for t, v in zip(ids, column) if t == self.video_token_id}
+            other = {v for t, v in zip(ids, column) if t != self.video_token_id}
+            if len(video) != 1 or len(other) > 1:
+                values = None
+                break
+            values[name] = (video.pop(), other.pop() if other else 0)
+        reproducible = n_video > 0 and values is not None
+        if reproducible:
+            try:
+                reproducible = self._expand(prompts_[0], n_video, values) == (ids, extras)
+            except ValueError:
+                reproducible = False
+        if reproducible:
+            return [_Row(*self._expand(p, n_video, values), key, pixels=pixels) for p in prompts_]
+        rows = [_Row(ids, extras, (key, 0), pixels=pixels)]
+        for i, prompt in enumerate(prompts_[1:], 1):
+            ids, extras, pixels = self._split(self._process(prompt, frames))
+            rows.append(_Row(ids, extras, (key, i), pixels=pixels))
+        return rows
+
+    def _rows(self, requests: Sequence[Request], videos: dict[Hashable, np.ndarray]) -> list[_Row]:
+        """Every request as tokens with its explicit positions, in request order."""
+        rows: list[_Row | None] = [None] * len(requests)
+        by_video: dict[Hashable, list[int]] = {}
+        for i, req in enumerate(requests):
+            by_video.setdefault(req.video, []).append(i)
+        for key, indices in by_video.items():
+            texts = [requests[i].prompt for i in indices]
+            if key is None:
+                made = [_Row(*self._split(self._process(t, None))[:2], None) for t in texts]
+            else:
+                made = self._video_rows(texts, key, videos[key])
+            for i, row in zip(indices, made):
+                row.positions = self._positions(row)
+                rows[i] = row
+        return rows
+
+    def _positions(self, row: _Row) -> torch.Tensor | None:
+        """The position ids the model gives the unpadded row: Qwen2-VL's M-RoPE index (3 x L), else 0..L-1; None for
+        a model with its own position index that the processor's outputs do not let us compute."""
+        rope_index = getattr(getattr(self.model, "model", None), "get_rope_index", None)
+        if rope_index is None:
+            return torch.arange(len(row.ids))
+        if "mm_token_type_ids" not in row.extras:
+            return None
+        grids = {k: v for k, v in row.pixels.items() if k.endswith("grid_thw") or k == "second_per_grid_ts"}
+        positions, _ = rope_index(torch.tensor([row.ids]),
+                                  mm_token_type_ids=torch.tensor([row.extras["mm_token_type_ids"]]), **grids)
+        return positions[:, 0]
+
+    # -- forward passes -----------------------------------------------------------------------------------------------
+
+    def _pixels(self, rows: Sequence[_Row]) -> dict[str, torch.Tensor]:
+        """The rows' video tensors concatenated in row order; pixel values in the model's dtype."""
+        with_video = [r for r in rows if r.video is not None]
+        if not with_video:
+            return {}
+        joined = {k: torch.cat([r.pixels[k] for r in with_video]) for k in with_video[0].pixels}
+        return {k: v.to(self.device, self.dtype) if k.startswith("pixel_values") else v.to(self.device)
+                for k, v in joined.items()}
+
+    @staticmethod
+    def _padded(seqs: Sequence[Sequence[int] | torch.Tensor], left: bool, fill: int) -> torch.Tensor:
+        """Sequences (or position tensors, last dim the sequence) stacked along a new batch dim before the last,
+        padded with ``fill`` on the left or the right."""
+        seqs = [torch.as_tensor(s, dtype=torch.long) for s in seqs]
+        width = max(s.shape[-1] for s in seqs)
+        out = torch.full(seqs[0].shape[:-1] + (len(seqs), width), fill, dtype=torch.long)
+        for i, s in enumerate(seqs):
+            n = s.shape[-1]
+            if left:
+                out[..., i, width - n:] = s
+            else:
+                out[..., i, :n] = s
+        return out
+
+    def _inputs(self, rows: Sequence[_Row], cut: Sequence[slice], left: bool) -> dict[str, torch.Tensor]:
+        """Padded tensors of the ``cut`` part of each row."""
+        ids = [r.ids[c] for r, c in zip(rows, cut)]
+        inputs = {"input_ids": self._padded(ids, left, self.pad_id),
+                  "attention_mask": self._padded([[1] * len(s) for s in ids], left, 0)}
+        if all(r.positions is not None for r in rows):
+            inputs["position_ids"] = self._padded([r.positions[..., c] for r, c in zip(rows, cut)], left, 0)
+        for name in rows[0].extras:
+            inputs[name] = self._padded([r.extras[name][c] for r, c in zip(rows, cut)], left, 0)
+        return {k: v.to(self.device) for k, v in inputs.items()}
+
+    def _whole(self, rows: Sequence[_Row], token_ids: list[int]) -> torch.Tensor:
+        """Logits of ``token_ids`` after each whole row, left-padded in one batch."""
+        inputs = self._inputs(rows, [slice(None)] * len(rows), left=True)
+        logits = self.model(**inputs, **self._pixels(rows), logits_to_keep=1).logits[:, -1]
+        return logits[:, token_ids].float().cpu()
+
+    def _cached(self, groups: Sequence[tuple[list[_Row], int]], token_ids: list[int], batch_size: int):
+        """Logits after each row of each (rows of one video, shared prefix length) group: the prefixes run once,
+        left-padded, into a KV cache; the suffixes run right-padded against copies of their prefix's cache rows.
+        Returns None when the model's cache is not a plain dynamic cache (the caller runs the rows whole)."""
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        heads = [rows[0] for rows, _ in groups]
+        prefix = self._inputs(heads, [slice(0, p) for _, p in groups], left=True)
+        cache = self.model(**prefix, **self._pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
+        if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
+            return None
+        members = [(g, row, p) for g, (rows, p) in enumerate(groups) for row in rows]
+        out = []
+        for start in range(0, len(members), batch_size):
+            batch = members[start:start + batch_size]
+            which = torch.tensor([g for g, _, _ in batch], device=self.device)
+            rows = [row for _, row, _ in batch]
+            suffix = self._inputs(rows, [slice(p, None) for _, _, p in batch], left=False)
+            suffix["attention_mask"] = torch.cat([prefix["attention_mask"][which], suffix["attention_mask"]], dim=1)
+            copy = DynamicCache([(keys[which], values[which]) for keys, values, _ in cache])
+            last = torch.tensor([[len(row.ids) - p - 1] for _, row, p in batch], device=self.device)
+            logits = self.model(**suffix, past_key_values=copy, use_cache=True, logits_to_keep=last).logits
+            out.append(logits[:, 0, token_ids].float().cpu())
+        return torch.cat(out)
+
+    @staticmethod
+    def _shared(rows: Sequence[_Row]) -> int:
+        """Length of the token prefix the rows share, leaving each row at least one token of its own."""
+        n = min(len(r.ids) for r in rows) - 1
+        first = rows[0].ids
+        for r in rows[1:]:
+            n = next((i for i in range(n) if r.ids[i] != first[i]), n)
+        return n
+
+    @staticmethod
+    def _shape_key(row: _Row) -> tuple:
+        """Rows batch together only when their pixel tensors concatenate (same shapes past the first dim)."""
+        return (row.video is None,) + tuple((k, tuple(v.shape[1:])) for k, v in sorted(row.pixels.items()))
+
+    @torch.inference_mode()
+    def next_logits(self, requests: Sequence[Request], videos: dict[Hashable, np.ndarray], token_ids: list[int],
+                    batch_size: int) -> np.ndarray:
+        """Logits of ``token_ids`` at the answer position of each request (rows in request order)."""
+        rows = self._rows(requests, videos)
+        result = torch.zeros(len(rows), len(token_ids))
+        by_video: dict[Hashable, list[int]] = {}
+        for i, row in enumerate(rows):
+            by_video.setdefault(row.video, []).append(i)
+        whole: list[int] = []
+        groups: dict[tuple, list[tuple[list[int], int]]] = {}
+        for key, indices in by_video.items():
+            members = [rows[i] for i in indices]
+            shared = self._shared(members)
+            last_video = max((i for i, t in enumerate(members[0].ids) if t == self.video_token_id), default=-1)
+            covers_video = shared > last_video
+            reusable = len(indices) > 1 and shared > 0 and covers_video and members[0].positions is not None
+            if self.reuse == "kv" and reusable:
+                groups.setdefault(self._shape_key(members[0]), []).append((indices, shared))
+            else:
+                whole += indices
+        for same_shape in groups.values():
+            batch: list[tuple[list[int], int]] = []
+            for entry in same_shape + [None]:
+                if entry is not None and (not batch or sum(len(i) for i, _ in batch) + len(entry[0]) <= batch_size):
+                    batch.append(entry)
+                    continue
+                logits = self._cached([([rows[i] for i in idx], p) for idx, p in batch], token_ids, batch_size)
+                flat = [i for idx, _ in batch for i in idx]
+                if logits is None:
+                    whole += flat
+                else:
+                    result[flat] = logits
+                batch = [entry] if entry is not None else []
+        by_shape: dict[tuple, list[int]] = {}
+        for i in whole:
+            by_shape.setdefault(self._shape_key(rows[i]), []).append(i)
+        for indices in by_shape.values():
+            for start in range(0, len(indices), batch_size):
+                chunk = indices[start:start + batch_size]
+                result[chunk] = self._whole([rows[i] for i in chunk], token_ids)
+        return result.numpy()
+
+    def _clip(self, frames: FrameSource, item: Item, clip: int) -> np.ndarray | None:
         array = frames.clip(item, clip).array
         return array if len(array) else None
 
     def describe(self) -> dict:
         return {**super().describe(), "revision": model_revision(self.model), "model_class": type(self.model).__name__,
-                "prompt": {"name": self.prompt_name, "template": self.template},
-                "answer_tokens": dict(self._answer_ids)}
+                "prompt": {"name": self.prompt_name, "template": self.template}, "reuse": self.reuse,
+                "answer_tokens": dict(self._answer_ids), "answer_token_source": dict(self._answer_source)}
 
 
 class EntailmentAdapter(VideoLLMAdapter):
@@ -106,15 +349,19 @@ class EntailmentAdapter(VideoLLMAdapter):
     kind = "entail"
 
     def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        ids = [self.answer_id("Yes"), self.answer_id("No")]
+        ids = self.answer_ids(["Yes", "No"])
+        videos: dict[Hashable, np.ndarray] = {}
         requests, keys = [], []
         for it in items:
             for c in range(len(it.clips)):
-                video = self._frames(frames, it, c)
+                video = self._clip(frames, it, c)
+                key = None if video is None else (it.item_id, c)
+                if key is not None:
+                    videos[key] = video
                 for t, text in enumerate(it.texts):
-                    requests.append((self.render(self.template.format(caption=text), video is not None), video))
+                    requests.append(Request(self.render(self.template.format(caption=text), key is not None), key))
                     keys.append((it.item_id, c, t))
-        logits = self.next_logits(requests, ids, batch_size)
+        logits = self.next_logits(requests, videos, ids, batch_size)
         p_yes = 1.0 / (1.0 + np.exp(logits[:, 1] - logits[:, 0]))
         return Scored(pair=[{"item_id": i, "clip": c, "text": t, "score": float(p), "logit_yes": float(ly),
                              "logit_no": float(ln)} for (i, c, t), p, (ly, ln) in zip(keys, p_yes, logits)])
@@ -128,30 +375,38 @@ class ChoiceAdapter(VideoLLMAdapter):
     kind = "choice"
 
     def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
+        videos: dict[Hashable, np.ndarray] = {}
         requests, keys = [], []
+
+        def ask(question: str, key: Hashable, array: np.ndarray | None) -> None:
+            if array is None or not len(array):
+                key = None
+            else:
+                videos[key] = array
+            requests.append(Request(self.render(question, key is not None), key))
+
         for it in items:
             n = len(it.texts)
             for c in range(len(it.clips)):
-                video = self._frames(frames, it, c)
+                video = self._clip(frames, it, c)
                 for shift in range(n):
                     options = [(shift + k) % n for k in range(n)]
                     text = prompts.render_choice(self.template, [it.texts[o] for o in options], self.prompt_name)
-                    requests.append((self.render(text, video is not None), video))
+                    ask(text, (it.item_id, c), video)
                     keys.append((it.item_id, "text", c, options))
             if len(it.clips) == 2:
-                for t, caption in enumerate(it.texts):
-                    for order in ((0, 1), (1, 0)):
-                        joined = frames.joined(it, order).array
-                        question = prompts.PROMPTS[prompts.VIDEO_CHOICE].format(caption=caption)
-                        requests.append((self.render(question, len(joined) > 0), joined if len(joined) else None))
+                for order in ((0, 1), (1, 0)):
+                    joined = frames.joined(it, order).array
+                    for t, caption in enumerate(it.texts):
+                        ask(prompts.PROMPTS[prompts.VIDEO_CHOICE].format(caption=caption), (it.item_id, order),
+                            joined)
                         keys.append((it.item_id, "video", t, list(order)))
+        width = max((len(k[3]) for k in keys), default=2)
+        token_ids = self.answer_ids(list(prompts.letters(width)))
+        logits = self.next_logits(requests, videos, token_ids, batch_size)
         rows = []
-        for width in sorted({len(k[3]) for k in keys}):
-            chosen = [i for i, k in enumerate(keys) if len(k[3]) == width]
-            token_ids = [self.answer_id(letter) for letter in prompts.letters(width)]
-            logits = self.next_logits([requests[i] for i in chosen], token_ids, batch_size)
-            for i, row in zip(chosen, logits):
-                item_id, axis, query, options = keys[i]
-                rows.append({"item_id": item_id, "axis": axis, "query": query, "options": options,
-                             "logits": [float(x) for x in row], "choice": int(options[int(np.argmax(row))])})
+        for (item_id, axis, query, options), row in zip(keys, logits):
+            row = row[:len(options)]
+            rows.append({"item_id": item_id, "axis": axis, "query": query, "options": options,
+                         "logits": [float(x) for x in row], "choice": int(options[int(np.argmax(row))])})
         return Scored(choice=rows)

@@ -1,0 +1,215 @@
+"""Video-LLM adapters (Qwen2-VL, LLaVA-OneVision, Video-LLaVA) with tiny offline models, against direct, unbatched,
+unpadded computations with the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bench.frames import policy
+from bench.loaders import load
+from bench.scoretables import choice_frame, pair_frame
+from bench.scoring.adapters import adapter_class, videollm
+from bench.scoring.run import DirectFrames
+
+FAMILIES = ["qwen2vl", "llava_onevision", "video_llava"]
+UNIFORM = DirectFrames(policy("uniform", k=4))
+
+
+def items_of(sample, name, n=None, subset=None):
+    s = sample[name]
+    items = [it for it in load(name, s.data_path, video_root=s.video_root).items if subset in (None, it.subset)]
+    return items[:n]
+
+
+def reference_logits(adapter, prompt: str, frames: np.ndarray | None) -> torch.Tensor:
+    """Next-token logits of one prompt, unbatched and unpadded, straight through the processor and the model."""
+    kwargs = {"videos": [frames]} if frames is not None else {}
+    inputs = adapter.processor(text=[prompt], return_tensors="pt", **kwargs)
+    with torch.no_grad():
+        return adapter.model(**inputs).logits[0]
+
+
+def spy_forward(adapter) -> list[dict]:
+    """Record (rows, tokens, with pixels, with a cache) of every forward pass."""
+    calls = []
+    forward = adapter.model.forward
+
+    def spied(*args, **kwargs):
+        calls.append({"shape": tuple(kwargs["input_ids"].shape),
+                      "pixels": any(k.startswith("pixel_values") for k in kwargs),
+                      "cached": kwargs.get("past_key_values") is not None})
+        return forward(*args, **kwargs)
+
+    adapter.model.forward = spied
+    return calls
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny, family):
+    adapter = adapter_class("entail")(tiny(family), benchmark="velociti")
+    items = items_of(sample, "velociti", 3)
+    scored = adapter.score(items, UNIFORM, batch_size=4)
+    assert len(scored.pair) == 6 and all(0.0 < r["score"] < 1.0 for r in scored.pair)
+    yes, no = adapter.answer_ids(["Yes", "No"])
+    tok = adapter.processor.tokenizer
+    assert tok.decode([yes]).strip() == "Yes" and tok.decode([no]).strip() == "No" and yes != no
+    for row in scored.pair:
+        it = next(i for i in items if i.item_id == row["item_id"])
+        prompt = adapter.render(adapter.template.format(caption=it.texts[row["text"]]), True)
+        assert "Here is a caption that describes the video: " + it.texts[row["text"]] in prompt
+        logits = reference_logits(adapter, prompt, UNIFORM.clip(it, row["clip"]).array)
+        assert (row["logit_yes"], row["logit_no"]) == pytest.approx((logits[-1, yes].item(), logits[-1, no].item()),
+                                                                    abs=1e-4)
+        assert (row["logit_yes"], row["logit_no"]) != pytest.approx((logits[-2, yes].item(), logits[-2, no].item()),
+                                                                    abs=1e-4)
+        p = torch.softmax(logits[-1], -1)
+        assert row["score"] == pytest.approx((p[yes] / (p[yes] + p[no])).item(), abs=1e-5)
+    assert len(pair_frame(scored.pair)) == 6
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_batched_kv_reused_and_whole_scores_agree(sample, tiny, family):
+    items = items_of(sample, "velociti", 4) + items_of(sample, "vinoground", 1)
+    results = {}
+    for reuse in ("kv", "none"):
+        adapter = adapter_class("entail")(tiny(family), benchmark="velociti", reuse=reuse)
+        assert adapter.describe()["reuse"] == reuse
+        for batch_size in (1, 5):
+            calls = spy_forward(adapter)
+            results[reuse, batch_size] = [(r["logit_yes"], r["logit_no"]) for r in adapter.score(items, UNIFORM,
+                                                                                                   batch_size).pair]
+            with_pixels = sum(c["shape"][0] for c in calls if c["pixels"])
+            if reuse == "kv":
+                assert with_pixels == 6, "each of the 6 clips goes through the model once"
+                assert sum(c["shape"][0] for c in calls if c["cached"]) == 12
+                assert all(c["shape"][0] <= batch_size for c in calls)
+            else:
+                assert with_pixels == 12 and not any(c["cached"] for c in calls)
+    reference = np.array(results["none", 1])
+    for key, found in results.items():
+        assert np.array(found) == pytest.approx(reference, abs=1e-4), key
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_multiple_choice_asks_both_orders_of_texts_and_of_joined_videos(sample, tiny, family):
+    adapter = adapter_class("mc")(tiny(family), benchmark="vinoground")
+    items = items_of(sample, "vinoground", 2)
+    scored = adapter.score(items, UNIFORM, batch_size=3)
+    letters = adapter.answer_ids(["A", "B"])
+    assert [adapter.processor.tokenizer.decode([t]).strip() for t in letters] == ["A", "B"]
+    assert adapter.describe()["answer_tokens"] == {"A": letters[0], "B": letters[1]}
+    table = choice_frame(scored.choice)
+    assert len(table) == 16 and set(table["axis"]) == {"text", "video"}
+    for it in items:
+        for axis in ("text", "video"):
+            for query in (0, 1):
+                rows = table[(table.item_id == it.item_id) & (table.axis == axis) & (table["query"] == query)]
+                assert sorted(map(tuple, rows["options"])) == [(0, 1), (1, 0)]
+    for r in scored.choice:
+        assert len(r["logits"]) == 2 and r["choice"] == r["options"][int(np.argmax(r["logits"]))]
+    it = items[1]
+    text_row = next(r for r in scored.choice if (r["item_id"], r["axis"], r["query"], r["options"])
+                    == (it.item_id, "text", 1, [1, 0]))
+    question = adapter.template.format(option_a=it.texts[1], option_b=it.texts[0])
+    logits = reference_logits(adapter, adapter.render(question, True), UNIFORM.clip(it, 1).array)[-1]
+    assert text_row["logits"] == pytest.approx(logits[letters].tolist(), abs=1e-4)
+    video_row = next(r for r in scored.choice if (r["item_id"], r["axis"], r["query"], r["options"])
+                     == (it.item_id, "video", 0, [1, 0]))
+    question = videollm.prompts.PROMPTS["vinoground-video"].format(caption=it.texts[0])
+    logits = reference_logits(adapter, adapter.render(question, True), UNIFORM.joined(it, (1, 0)).array)[-1]
+    assert video_row["logits"] == pytest.approx(logits[letters].tolist(), abs=1e-4)
+
+
+def test_five_options_take_every_cyclic_order_with_five_letters(sample, tiny):
+    items = items_of(sample, "videocon", 2, subset="atp_hard")
+    found = {}
+    for reuse in ("kv", "none"):
+        adapter = adapter_class("mc")(tiny("video_llava"), benchmark="videocon", reuse=reuse)
+        found[reuse] = adapter.score(items, DirectFrames(policy("uniform", k=2)), batch_size=4).choice
+    rows = found["kv"]
+    assert len(rows) == 10 and all(len(r["logits"]) == 5 for r in rows)
+    assert sorted(tuple(r["options"]) for r in rows if r["item_id"] == items[0].item_id) == [
+        (0, 1, 2, 3, 4), (1, 2, 3, 4, 0), (2, 3, 4, 0, 1), (3, 4, 0, 1, 2), (4, 0, 1, 2, 3)]
+    assert len(set(adapter.answer_ids(list("ABCDE")))) == 5
+    assert np.array([r["logits"] for r in rows]) == pytest.approx(np.array([r["logits"] for r in found["none"]]),
+                                                                  abs=1e-4)
+
+
+@pytest.mark.parametrize("family", ["qwen2vl", "llava_onevision"])
+def test_blind_runs_send_the_prompts_without_video(sample, tiny, family):
+    adapter = adapter_class("entail")(tiny(family), benchmark="velociti")
+    items = items_of(sample, "velociti", 2)
+    calls = spy_forward(adapter)
+    scored = adapter.score(items, DirectFrames(policy("none")), batch_size=2)
+    assert len(scored.pair) == 4 and not any(c["pixels"] for c in calls)
+    row = scored.pair[1]
+    prompt = adapter.render(adapter.template.format(caption=items[0].texts[row["text"]]), False)
+    assert adapter.processor.video_token not in prompt
+    logits = reference_logits(adapter, prompt, None)[-1]
+    yes, no = adapter.answer_ids(["Yes", "No"])
+    assert (row["logit_yes"], row["logit_no"]) == pytest.approx((logits[yes].item(), logits[no].item()), abs=1e-4)
+
+
+def test_requests_are_processed_one_by_one_when_the_placeholder_expansion_cannot_be_reproduced(sample, tiny,
+                                                                                               monkeypatch):
+    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
+    items = items_of(sample, "velociti", 2)
+    shared = [r["score"] for r in adapter.score(items, UNIFORM, batch_size=4).pair]
+    processed = []
+    process = adapter._process
+    monkeypatch.setattr(adapter, "_process", lambda p, f: processed.append(p) or process(p, f))
+
+    def differs(*args):
+        raise ValueError("the processor inserts more than the placeholder")
+
+    monkeypatch.setattr(adapter, "_expand", differs)
+    alone = [r["score"] for r in adapter.score(items, UNIFORM, batch_size=4).pair]
+    assert len(processed) == 4
+    assert alone == pytest.approx(shared, abs=1e-5)
+
+
+def test_answer_token_when_the_assistant_turn_does_not_extend_the_generation_prompt(tiny):
+    adapter = adapter_class("entail")(tiny("llava_onevision"))
+    assert adapter.describe()["answer_token_source"] == {"Yes": "template", "No": "template"}
+    template = adapter.processor.chat_template
+    adapter.processor.chat_template = template.replace(
+        "<|im_start|>{{ message['role'] }}\n", "<|im_start|>{{ message['role'] }} \n")
+    adapter._answer_ids.clear()
+    prefix = adapter.render("?", False)
+    assert prefix.endswith("<|im_start|>assistant\n")
+    head = adapter.tokenizer(prefix, add_special_tokens=False).input_ids
+    expected = adapter.tokenizer(prefix + "No", add_special_tokens=False).input_ids[len(head)]
+    assert adapter.answer_id("No") == expected
+    assert adapter.describe()["answer_token_source"]["No"] == "appended"
+
+
+def test_answers_must_be_single_distinct_tokens(tiny):
+    adapter = adapter_class("entail")(tiny("qwen2vl"))
+    with pytest.raises(ValueError, match="not a single token"):
+        adapter.answer_id("Perhaps")
+    with pytest.raises(ValueError, match="share tokens"):
+        adapter.answer_ids(["Yes", "Yes"])
+
+
+def test_reuse_mode_is_checked_and_auto_falls_back_for_untested_families(tiny, monkeypatch):
+    with pytest.raises(ValueError, match="reuse must be one of"):
+        adapter_class("entail")(tiny("qwen2vl"), reuse="sometimes")
+    assert adapter_class("entail")(tiny("qwen2vl")).reuse == "kv"
+    monkeypatch.setattr(videollm, "KV_FAMILIES", frozenset())
+    assert adapter_class("entail")(tiny("qwen2vl")).reuse == "none"
+
+
+def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp_path):
+    from bench.runstore import read_run
+    from bench.scoring.run import score
+
+    s = sample["vinoground"]
+    out = score("vinoground", s.data_path, tiny("llava_onevision"), "mc", video_root=s.video_root,
+                frame_policy=policy("uniform", k=4), out=tmp_path / "run", batch_size=4, limit=2, progress=False)
+    run = read_run(out)
+    assert len(run.choice) == 16 and run.failures.empty
+    assert run.manifest["prompt"]["name"] == "vinoground-text"
+    assert run.manifest["adapter_details"]["reuse"] == "kv"
+    assert set(run.manifest["adapter_details"]["answer_tokens"]) == {"A", "B"}
