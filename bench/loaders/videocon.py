@@ -1,28 +1,39 @@
 """VideoCon (Bansal et al., CVPR 2024): the core CSVs and the two downstream sets of ``Hritikbansal/videocon``.
 
-Files are recognised by their header (names vary between copies):
+Files are recognised by their header, not their name (copies get renamed):
 
 | header | subset | item |
 |---|---|---|
 | ``videopath,source,caption,neg_caption,youtube_key,split,misalignment`` | ``llm`` | 1 clip x (caption, contrast) |
 | the same plus ``nle`` (``videocon_llm_feedback.csv``) | ``llm_feedback`` | same, explanation kept as ``nle`` |
 | ``video_url,caption,neg_caption,nle,hard`` (``videocon_human.csv``) | ``human`` | same; ``hard`` = Human-Hard |
-| ``videopath,caption,match`` (``datasets/eval_ssv2_temporal.csv``) | ``ssv2_temporal`` | one retrieval item |
+| ``videopath,caption,match`` (``datasets/eval_ssv2_temporal.csv``) | ``ssv2_temporal`` | one item: videos x captions |
 | ``videopath,question,answer,option,caption`` (``datasets/eval-nextqa-atphard.csv``) | ``atp_hard`` | 1 clip x 5 |
 | ``vid_id,question,answer,s0..s4`` (``datasets/nextqa-atphard-statements.csv``) | ``atp_hard`` | 1 clip x 5 |
 
-``datasets/nextqa-atphard.csv`` (the NExT-QA questions) adds the question ``type`` (CW, CH, TN, TC, TP) and ``qid`` to
-the ATP-Hard items when it sits beside them. The downstream files wrap each description in the entailment prompt of
-``src/prepare_data_for_inference.py``; the description is extracted and the prompt kept as a label.
+SSv2-Temporal is one retrieval item (every video x every caption, truth from ``match``) because its metrics rank all
+videos per caption (``src/calc_ssv2.py``). ATP-Hard has one item per question; when both ATP-Hard files are given the
+per-option file is used (it has the video folders) and the statements file is checked against it.
+``datasets/nextqa-atphard.csv`` (NExT-QA's questions) adds ``type`` (CW, CH, TN, TC, TP...), ``type_group`` (its first
+letter: C causal, T temporal, D descriptive) and ``qid`` to the ATP-Hard items, matched on (video, question, answer),
+when it is in the folder or beside the single ATP-Hard file given. The downstream files wrap each description in the
+entailment prompt of ``src/prepare_data_for_inference.py``; the description is extracted and the prompt kept as a label.
+
+Not loaded, with the reason: ``examples/final_test.csv`` (``videopath,text,caption``, an inference input example) and
+headerless score files (``videopath,caption,entailment[,pos,neg]``, e.g. ``final_test_scores.csv`` or the released
+``*_scores.csv``, which ``foilbench import videocon`` reads). In a folder they are skipped and noted; given alone they
+raise :class:`LoaderError`.
 
 Video paths: ``<root>/<videopath>`` (core, SSv2), ``<root>/<last component of video_url>`` (human),
 ``<root>/<last two components of videopath>`` (ATP-Hard, NExT-QA's ``<folder>/<video>.mp4``), or ``<root>/<vid_id>.mp4``
-from the statements file.
+from the statements file alone (it names no folder).
 """
 
 from __future__ import annotations
 
+import csv
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -36,29 +47,53 @@ SSV2_COLUMNS = ("videopath", "caption", "match")
 ATP_EVAL_COLUMNS = ("videopath", "question", "answer", "option", "caption")
 ATP_STATEMENT_COLUMNS = ("vid_id", "question", "answer", "s0", "s1", "s2", "s3", "s4")
 ATP_QUESTION_COLUMNS = ("video", "question", "answer", "qid", "type", "a0", "a1", "a2", "a3", "a4")
-EXAMPLE_COLUMNS = (("videopath", "text", "caption"), ("videopath", "caption", "entailment"))
+EXAMPLE_COLUMNS = ("videopath", "text", "caption")  # examples/final_test.csv
 # src/misalignment_prompts.py: OBJECT, ACTION, ATTRIBUTE, RELATION, HALLUCINATION, COUNTING, EVENT (order flip).
 MISALIGNMENTS = ("object", "action", "attribute", "relation", "hallucination", "counting", "flip", "event")
 SOURCES = ("msr-vtt", "vatex", "tempo")
 SPLITS = ("train", "val", "test")
+# NExT-QA (Xiao et al., CVPR 2021) question types: causal why/how, temporal next/current/previous, descriptive.
+NEXTQA_TYPES = ("CW", "CH", "TN", "TC", "TP", "DL", "DB", "DO", "DC")
 N_OPTIONS = 5
+QUESTIONS_FILE = "nextqa-atphard.csv"
 # The description inside the entailment prompt (src/prepare_data_for_inference.py).
 PROMPT_DESCRIPTION = re.compile(r'Does this video entail the description: "(?P<text>.*)"\?\s*\nAI:\s*$', re.S)
+UNUSABLE = {
+    "example": "an inference input example (examples/final_test.csv: videopath,text,caption), not benchmark "
+               "annotations",
+    "scores": "a score file (no header: videopath,caption,entailment[,pos,neg]); import it as a run with "
+              "'foilbench import videocon', it holds no annotations",
+}
 
 
-def _header(path: Path) -> list[str]:
-    import csv
+def _first_record(path: Path) -> list[str]:
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            return next(csv.reader(fh), [])
+    except UnicodeDecodeError as err:
+        raise LoaderError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start}); expected a CSV") from None
 
-    with path.open(encoding="utf-8", newline="") as fh:
-        return next(csv.reader(fh), [])
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _described(prompt: str, path: Path, where: str) -> str:
     match = PROMPT_DESCRIPTION.search(prompt)
-    if not match:
+    if not match or not match["text"].strip():
         raise LoaderError(path, where, "caption is not wrapped in VideoCon's entailment prompt "
                                        "('... Does this video entail the description: \"...\"?\\nAI: ')")
     return match["text"]
+
+
+def _text(row: dict[str, str], field: str, path: Path, where: str) -> str:
+    if not row[field].strip():
+        raise LoaderError(path, where, f"empty {field!r}; expected a sentence")
+    return row[field]
 
 
 def _bool(value: str, path: Path, where: str, field: str) -> bool:
@@ -75,14 +110,19 @@ def _choice(value: str, allowed: tuple[str, ...], path: Path, where: str, field:
     return lowered
 
 
-def _core(path: Path, root, split: str | None, subset: str) -> list[Item]:
+def _index(value: str, path: Path, where: str, field: str) -> int:
+    if value.strip() not in {str(i) for i in range(N_OPTIONS)}:
+        raise LoaderError(path, where, f"{field!r} must be an option index 0..{N_OPTIONS - 1}, got {value!r}")
+    return int(value)
+
+
+def _core(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
+    dropped: Counter[str] = Counter()
     columns = LLM_COLUMNS + (("nle",) if subset == "llm_feedback" else ())
     for n, (line, row) in enumerate(read_csv_rows(path, columns)):
         where = f"line {line}"
         row_split = _choice(row["split"], SPLITS, path, where, "split")
-        if split is not None and row_split != split:
-            continue
         labels = {
             "source": _choice(row["source"], SOURCES, path, where, "source"),
             "misalignment": _choice(row["misalignment"], MISALIGNMENTS, path, where, "misalignment"),
@@ -92,28 +132,35 @@ def _core(path: Path, root, split: str | None, subset: str) -> list[Item]:
         }
         if subset == "llm_feedback":
             labels["nle"] = row["nle"]
-        video, exists = resolve_video(root, row["videopath"])
-        items.append(Item(BENCHMARK, f"{subset}/{n}", subset, (Clip(video, exists=exists),),
-                          (row["caption"], row["neg_caption"]), ((0,),), labels))
+        texts = (_text(row, "caption", path, where), _text(row, "neg_caption", path, where))
+        video, exists = resolve_video(root, _text(row, "videopath", path, where))
+        if split is not None and row_split != split:
+            dropped[row_split] += 1
+            continue
+        items.append(Item(BENCHMARK, f"{subset}/{n}", subset, (Clip(video, exists=exists),), texts, ((0,),), labels))
+    if split is not None:
+        left_out = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"
+        notes.append(f"{path.name}: split={split!r} kept {len(items)} of {len(items) + sum(dropped.values())} rows "
+                     f"(left out: {left_out})")
     return items
 
 
-def _human(path: Path, root, split: str | None, subset: str) -> list[Item]:
+def _human(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
     for n, (line, row) in enumerate(read_csv_rows(path, HUMAN_COLUMNS)):
         where = f"line {line}"
-        name = row["video_url"].rstrip("/").rsplit("/", 1)[-1]
+        name = row["video_url"].strip().rstrip("/").rsplit("/", 1)[-1]
         if not name:
-            raise LoaderError(path, where, "empty 'video_url'")
+            raise LoaderError(path, where, "empty 'video_url'; expected a link ending in the video's file name")
         video, exists = resolve_video(root, name)
         labels = {"source": "activitynet", "misalignment": None, "split": "test", "youtube_key": None,
                   "hard": _bool(row["hard"], path, where, "hard"), "nle": row["nle"], "video_url": row["video_url"]}
-        items.append(Item(BENCHMARK, f"human/{n}", "human", (Clip(video, exists=exists),),
-                          (row["caption"], row["neg_caption"]), ((0,),), labels))
+        texts = (_text(row, "caption", path, where), _text(row, "neg_caption", path, where))
+        items.append(Item(BENCHMARK, f"human/{n}", "human", (Clip(video, exists=exists),), texts, ((0,),), labels))
     return items
 
 
-def _ssv2(path: Path, root, split: str | None, subset: str) -> list[Item]:
+def _ssv2(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     videos: dict[str, int] = {}
     texts: dict[str, int] = {}
     prompts: list[str] = []
@@ -123,7 +170,7 @@ def _ssv2(path: Path, root, split: str | None, subset: str) -> list[Item]:
         if row["match"] not in ("0", "1"):
             raise LoaderError(path, where, f"'match' must be 0 or 1, got {row['match']!r}")
         text = _described(row["caption"], path, where)
-        v = videos.setdefault(row["videopath"], len(videos))
+        v = videos.setdefault(_text(row, "videopath", path, where), len(videos))
         if text not in texts:
             texts[text] = len(texts)
             prompts.append(row["caption"])
@@ -133,69 +180,111 @@ def _ssv2(path: Path, root, split: str | None, subset: str) -> list[Item]:
         positives[key] = row["match"] == "1"
     missing = len(videos) * len(texts) - len(positives)
     if missing:
-        raise LoaderError(path, None, f"{missing} (video, caption) pairs are absent: the retrieval set must pair "
-                                      f"every one of the {len(videos)} videos with every one of the {len(texts)} captions")
+        raise LoaderError(path, None, f"{missing} (video, caption) pairs are absent: the retrieval set must pair every "
+                                      f"one of the {len(videos)} videos with every one of the {len(texts)} captions")
     clips = tuple(Clip(video, exists=exists) for video, exists in (resolve_video(root, v) for v in videos))
     truth = tuple(tuple(t for t in range(len(texts)) if positives[(v, t)]) for v in range(len(videos)))
+    notes.append(f"{path.name}: {len(videos)} videos x {len(texts)} captions, {sum(map(len, truth))} positives")
     return [Item(BENCHMARK, "ssv2_temporal", "ssv2_temporal", clips, tuple(texts), truth,
                  {"prompts": prompts, "video_names": list(videos)})]
 
 
-def _answer(value: str, path: Path, where: str) -> int:
-    if value not in {str(i) for i in range(N_OPTIONS)}:
-        raise LoaderError(path, where, f"'answer' must be an option index 0..{N_OPTIONS - 1}, got {value!r}")
-    return int(value)
-
-
-def _atp_eval(path: Path, root, split: str | None, subset: str) -> list[Item]:
+def _atp_eval(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     """Each question is a block of 5 consecutive rows with options 0..4, as ``src/eval_atphard.py`` reads them (a
     video may ask the same question twice, so rows are not grouped by video and question)."""
     blocks: list[list[tuple[str, dict]]] = []
     for line, row in read_csv_rows(path, ATP_EVAL_COLUMNS):
         where = f"line {line}"
-        option = _answer(row["option"], path, where)
+        option = _index(row["option"], path, where, "option")
         if option == 0:
             blocks.append([])
         elif not blocks or len(blocks[-1]) != option:
-            raise LoaderError(path, where, f"option {option} does not follow option {len(blocks[-1]) - 1 if blocks else None}"
-                                           f" of the same question; expected blocks of options 0..{N_OPTIONS - 1}")
+            previous = len(blocks[-1]) - 1 if blocks else None
+            raise LoaderError(path, where, f"option {option} does not follow option {previous} of the same question; "
+                                           f"expected blocks of options 0..{N_OPTIONS - 1}")
         first = blocks[-1][0][1] if blocks[-1] else row
-        if (row["videopath"], row["question"], row["answer"]) != (first["videopath"], first["question"], first["answer"]):
+        if any(row[k] != first[k] for k in ("videopath", "question", "answer")):
             raise LoaderError(path, where, "video, question or answer changes inside one question's options")
         blocks[-1].append((where, row))
     items = []
     for n, block in enumerate(blocks):
         where, first = block[0]
         if len(block) != N_OPTIONS:
-            raise LoaderError(path, where, f"question {first['question']!r} has {len(block)} options, expected {N_OPTIONS}")
-        relative = "/".join(Path(first["videopath"]).parts[-2:])
+            raise LoaderError(path, where, f"question {first['question']!r} has {len(block)} options, "
+                                           f"expected {N_OPTIONS}")
+        relative = "/".join(Path(_text(first, "videopath", path, where)).parts[-2:])
         video, exists = resolve_video(root, relative)
         texts = tuple(_described(row["caption"], path, w) for w, row in block)
         items.append(Item(BENCHMARK, f"atp_hard/{n}", "atp_hard", (Clip(video, exists=exists),), texts,
-                          ((_answer(first["answer"], path, where),),),
+                          ((_index(first["answer"], path, where, "answer"),),),
                           {"question": first["question"], "video": Path(first["videopath"]).stem}))
     return items
 
 
-def _atp_statements(path: Path, root, split: str | None, subset: str) -> list[Item]:
+def _atp_statements(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
     for n, (line, row) in enumerate(read_csv_rows(path, ATP_STATEMENT_COLUMNS)):
         where = f"line {line}"
-        video, exists = resolve_video(root, f"{row['vid_id']}.mp4")
-        texts = tuple(row[f"s{i}"] for i in range(N_OPTIONS))
+        video, exists = resolve_video(root, f"{_text(row, 'vid_id', path, where).strip()}.mp4")
+        texts = tuple(_text(row, f"s{i}", path, where) for i in range(N_OPTIONS))
         items.append(Item(BENCHMARK, f"atp_hard/{n}", "atp_hard", (Clip(video, exists=exists),), texts,
-                          ((_answer(row["answer"], path, where),),), {"question": row["question"],
-                                                                       "video": row["vid_id"]}))
+                          ((_index(row["answer"], path, where, "answer"),),),
+                          {"question": row["question"], "video": row["vid_id"].strip()}))
     return items
 
 
-def _question_types(path: Path) -> dict[tuple[str, str], dict]:
-    types = {}
+def _check_statements(evals: list[Item], statements: list[Item], path: Path) -> None:
+    """The statements file must hold the per-option file's questions, in order, with the same answers and options."""
+    if len(statements) != len(evals):
+        raise LoaderError(path, None, f"{len(statements)} questions, but the per-option file has {len(evals)}; "
+                                      "expected the same ATP-Hard questions in both")
+    for n, (ev, st) in enumerate(zip(evals, statements)):
+        fields = {"video": (ev.labels["video"], st.labels["video"]), "question": (ev.labels["question"],
+                  st.labels["question"]), "answer": (ev.truth, st.truth), "statements": (ev.texts, st.texts)}
+        for field, (expected, found) in fields.items():
+            if expected != found:
+                raise LoaderError(path, f"question {n}", f"{field} {found!r} differs from the per-option file's "
+                                                         f"{expected!r}")
+
+
+def _question_types(path: Path) -> dict[tuple[str, str, int], list[dict]]:
+    """NExT-QA's questions keyed by (video, question, answer); each value lists the matching ``type``/``qid``."""
+    types: dict[tuple[str, str, int], list[dict]] = {}
+    ids: dict[tuple[str, str], str] = {}
     for line, row in read_csv_rows(path, ATP_QUESTION_COLUMNS):
-        if not row["type"]:
-            raise LoaderError(path, f"line {line}", "empty question 'type'")
-        types[(row["video"], row["question"])] = {"type": row["type"], "qid": row["qid"]}
+        where = f"line {line}"
+        qtype = row["type"].strip()
+        if qtype not in NEXTQA_TYPES:
+            raise LoaderError(path, where, f"unknown question type {qtype!r}; expected one of {list(NEXTQA_TYPES)}")
+        if not row["qid"].strip().isdigit():
+            raise LoaderError(path, where, f"'qid' must be a question number, got {row['qid']!r}")
+        video = row["video"].strip()
+        key = (video, row["qid"].strip())
+        if key in ids:
+            raise LoaderError(path, where, f"duplicate question id: video {video} qid {key[1]} (first at {ids[key]})")
+        ids[key] = where
+        answer = _index(row["answer"], path, where, "answer")
+        types.setdefault((video, row["question"], answer), []).append(
+            {"type": qtype, "type_group": qtype[0], "qid": int(key[1])})
     return types
+
+
+def _with_types(items: list[Item], path: Path, notes: list[str]) -> list[Item]:
+    lookup = _question_types(path)
+    out, unmatched, ambiguous = [], 0, 0
+    for it in items:
+        if it.subset != "atp_hard":
+            out.append(it)
+            continue
+        found = lookup.get((it.labels["video"], it.labels["question"], it.truth[0][0]), [])
+        unmatched += not found
+        ambiguous += len(found) > 1
+        extra = found[0] if len(found) == 1 else {"type": None, "type_group": None, "qid": None}
+        out.append(Item(it.benchmark, it.item_id, it.subset, it.clips, it.texts, it.truth, {**it.labels, **extra},
+                        it.role, it.twin_id))
+    notes.append(f"{path.name}: question types added ({unmatched} ATP-Hard questions not found, {ambiguous} "
+                 "matching several; those have type None)")
+    return out
 
 
 READERS: dict[str, tuple[tuple[str, ...], Callable[..., list[Item]]]] = {
@@ -209,60 +298,88 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[..., list[Item]]]] = {
 
 
 def recognise(path: Path) -> str | None:
-    """Which VideoCon file a CSV is, from its header: a key of :data:`READERS`, ``"atp_hard_questions"``, or None."""
-    header = set(_header(path))
+    """Which VideoCon file a CSV is, from its first record: a key of :data:`READERS`, ``"atp_hard_questions"``,
+    ``"example"``, ``"scores"`` (a headerless score file), or None."""
+    first = _first_record(path)
+    header = set(first)
     for kind, (columns, _) in READERS.items():
         if set(columns) <= header:
             return kind
     if set(ATP_QUESTION_COLUMNS) <= header:
         return "atp_hard_questions"
+    if set(EXAMPLE_COLUMNS) <= header:
+        return "example"
+    if len(first) in (3, 5) and PROMPT_DESCRIPTION.search(first[1]) and all(_is_number(v) for v in first[2:]):
+        return "scores"
     return None
 
 
+def _unrecognised(path: Path) -> str:
+    shown = [h if len(h) <= 40 else h[:37] + "..." for h in _first_record(path)]
+    return f"not a VideoCon annotation file: header {shown} matches none of the released formats"
+
+
+def _kinds(path: Path, notes: list[str]) -> dict[Path, str]:
+    """The loadable files given (a file, or a folder's CSVs) with their kind; the others noted or refused."""
+    files = files_in(path, (".csv",), "VideoCon")
+    kinds: dict[Path, str] = {}
+    for f in files:
+        kind = recognise(f)
+        if kind is None or kind in UNUSABLE:
+            problem = UNUSABLE.get(kind) or _unrecognised(f)
+            if path.is_file():
+                raise LoaderError(f, "line 1", problem)
+            notes.append(f"skipped {f.name}: {problem}")
+            continue
+        kinds[f] = kind
+    if path.is_file():
+        kind = kinds[path]
+        beside = path.parent / QUESTIONS_FILE
+        if kind == "atp_hard_questions":
+            raise LoaderError(path, None, "NExT-QA's questions with short answers only; ATP-Hard items come from "
+                                          "eval-nextqa-atphard.csv or nextqa-atphard-statements.csv (this file, beside "
+                                          "them, adds question types)")
+        if kind.startswith("atp_hard") and beside.is_file() and recognise(beside) == "atp_hard_questions":
+            kinds[beside] = "atp_hard_questions"
+    seen: dict[str, Path] = {}
+    for f, kind in kinds.items():
+        if kind in seen:
+            raise LoaderError(path, None, f"{seen[kind].name} and {f.name} are both {kind} files; item ids would "
+                                          "clash: load them one at a time")
+        seen[kind] = f
+    return kinds
+
+
 def load(path: str | Path, video_root: str | Path | None = None, *, split: str | None = None) -> ItemSet:
-    """Load VideoCon from one CSV or a folder of them; ``split`` ("train", "val", "test") filters the core rows."""
+    """Load VideoCon from one CSV or a folder of them.
+
+    ``split`` ("train", "val", "test") keeps only those rows of the LLM-generated core files (``llm``,
+    ``llm_feedback``); the human and downstream sets are evaluation sets and are always kept. Which file was read
+    as what, and what was skipped, is in the notes.
+    """
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {list(SPLITS)} or None, got {split!r}")
     path = Path(path)
-    files = files_in(path, (".csv",), "VideoCon")
-    kinds = {f: recognise(f) for f in files}
-    notes = []
-    for f, kind in kinds.items():
-        if kind is None:
-            if any(set(c) <= set(_header(f)) for c in EXAMPLE_COLUMNS):
-                problem = "an inference input/output example (examples/), not benchmark annotations"
-            else:
-                shown = [h if len(h) <= 40 else h[:37] + "..." for h in _header(f)]
-                problem = f"not a VideoCon annotation file: header {shown} matches none of the released formats"
-            if path.is_file():
-                raise LoaderError(f, "line 1 (header)", problem)
-            notes.append(f"skipped {f.name}: {problem}")
-    if "atp_hard_eval" in kinds.values():
-        for f, kind in kinds.items():
-            if kind == "atp_hard_statements":
-                kinds[f] = None
-                notes.append(f"skipped {f.name}: the per-option file eval-nextqa-atphard.csv holds the same "
-                             "statements with the video paths")
-    items: list[Item] = []
-    for f, kind in kinds.items():
-        if kind is None or kind == "atp_hard_questions":
-            continue
-        subset = "atp_hard" if kind.startswith("atp_hard") else kind
-        loaded = READERS[kind][1](f, video_root, split, subset)
-        notes.append(f"{f.name}: {kind}, {len(loaded)} items")
-        items += loaded
-    types = [f for f, kind in kinds.items() if kind == "atp_hard_questions"]
-    if types:
-        lookup = _question_types(types[0])
-        items = [_with_type(it, lookup) if it.subset == "atp_hard" else it for it in items]
-        untyped = sum(1 for it in items if it.subset == "atp_hard" and it.labels["type"] is None)
-        notes.append(f"{types[0].name}: question types added ({untyped} ATP-Hard items without a match)")
+    notes: list[str] = []
+    kinds = _kinds(path, notes)
+    by_kind = {kind: f for f, kind in kinds.items()}
+    loaded: dict[str, list[Item]] = {}
+    for kind, f in by_kind.items():
+        if kind in READERS:
+            subset = "atp_hard" if kind.startswith("atp_hard") else kind
+            loaded[kind] = READERS[kind][1](f, video_root, split, subset, notes)
+            notes.append(f"{f.name}: read as {kind}, items: {len(loaded[kind])}")
+    if "atp_hard_eval" in loaded and "atp_hard_statements" in loaded:
+        _check_statements(loaded["atp_hard_eval"], loaded.pop("atp_hard_statements"), by_kind["atp_hard_statements"])
+        notes.append(f"{by_kind['atp_hard_statements'].name}: agrees with {by_kind['atp_hard_eval'].name}, whose "
+                     "items (with video folders) are kept")
+    items = [it for part in loaded.values() for it in part]
+    if "atp_hard_questions" in by_kind:
+        if not any(it.subset == "atp_hard" for it in items):
+            notes.append(f"{by_kind['atp_hard_questions'].name}: NExT-QA questions unused (no ATP-Hard file)")
+        else:
+            items = _with_types(items, by_kind["atp_hard_questions"], notes)
     if not items:
-        raise LoaderError(path, None, "no VideoCon items: only " + ", ".join(f.name for f in files))
+        raise LoaderError(path, None, "no VideoCon items in " + (", ".join(f.name for f in kinds) or "any file")
+                          + ("; " + "; ".join(notes) if notes else ""))
     return ItemSet(BENCHMARK, str(path), items, notes)
-
-
-def _with_type(item: Item, lookup: dict[tuple[str, str], dict]) -> Item:
-    found = lookup.get((item.labels["video"], item.labels["question"]), {"type": None, "qid": None})
-    return Item(item.benchmark, item.item_id, item.subset, item.clips, item.texts, item.truth,
-                {**item.labels, **found}, item.role, item.twin_id)
