@@ -1,0 +1,150 @@
+"""The benchmark registry: one :class:`BenchmarkSpec` per benchmark, and the only list of benchmarks.
+
+Every layer asks the registry what a benchmark is: the loader reads its files, the protocols pick its prompts, the
+metrics dispatch to its module, the report runs its notebook beside its published tables, the importers read its
+released score files, the sample world writes its files. Modules are named as ``"module:attribute"`` strings and
+imported on first use, so the registry sits at the bottom of the package and imports nothing above it.
+
+Adding a benchmark is one :func:`register` call with its spec plus the modules the spec names (README, "Adding a
+benchmark").
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+
+def resolve(ref: str) -> Any:
+    """The object a ``"package.module:attribute"`` (or ``"package.module"``) reference names."""
+    module, _, attribute = ref.partition(":")
+    found = importlib.import_module(module)
+    return getattr(found, attribute) if attribute else found
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """What one benchmark is, for every layer of the workbench.
+
+    ``loader``: ``load(path, video_root=None, **options) -> ItemSet``.
+    ``metrics``: a module following :class:`bench.metrics.dispatch.MetricModule` (``outcomes`` and ``table``).
+    ``prompts``: the protocol prompt name per question kind: ``entail`` (Yes/No), ``choice`` (A/B among texts for
+    one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text).
+    ``published``: the CSV of the paper's results tables under ``bench/papers``; ``notebook``: the paper notebook.
+    ``importers``: import format name -> ``import(items, files, **options) -> (pair rows, choice rows, measure)``.
+    ``sample_writer``: ``write(folder, size)`` for the generated world; ``sample_layout``: (annotation path, video
+    root) inside that folder.
+    ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
+    """
+
+    name: str
+    title: str
+    paper: str
+    loader: str
+    metrics: str
+    prompts: Mapping[str, str] = field(default_factory=dict)
+    published: str | None = None
+    notebook: str | None = None
+    importers: Mapping[str, str] = field(default_factory=dict)
+    sample_writer: str | None = None
+    sample_layout: tuple[str, str] = ("data", "videos")
+    labels: Mapping[str, Any] = field(default_factory=dict)
+
+    def load(self, path, video_root=None, **options):
+        """The benchmark's items read from ``path`` (a file or folder as released)."""
+        loader: Callable = resolve(self.loader)
+        return loader(path, video_root=video_root, **options)
+
+    def metrics_module(self):
+        """The module computing this benchmark's metrics."""
+        return resolve(self.metrics)
+
+
+_VILMA_TESTS = (
+    ("counting", "Action Counting"),
+    ("SRL_", "Situation Awareness"),
+    ("Semantic_Role", "Situation Awareness"),
+    ("change-state", "Change of State"),
+    ("rare-actions", "Rare Actions"),
+    ("relations", "Spatial Relations"),
+)
+
+_BENCHMARKS: dict[str, BenchmarkSpec] = {}
+BENCHMARKS: Mapping[str, BenchmarkSpec] = MappingProxyType(_BENCHMARKS)
+
+
+def register(benchmark: BenchmarkSpec, *, replace: bool = False) -> BenchmarkSpec:
+    """Add ``benchmark`` to the registry (a name already taken is an error unless ``replace``)."""
+    if benchmark.name in _BENCHMARKS and not replace:
+        raise ValueError(f"a benchmark named {benchmark.name!r} is already registered")
+    _BENCHMARKS[benchmark.name] = benchmark
+    return benchmark
+
+
+def unregister(name: str) -> None:
+    """Remove a benchmark (tests register toy benchmarks and remove them again)."""
+    _BENCHMARKS.pop(name, None)
+
+
+def spec(name: str) -> BenchmarkSpec:
+    """The spec of ``name`` (case-insensitive); an unknown name is a one-line error listing the known ones."""
+    found = _BENCHMARKS.get(str(name).lower())
+    if found is None:
+        raise ValueError(f"unknown benchmark {name!r}; choose one of {', '.join(sorted(_BENCHMARKS))}")
+    return found
+
+
+def names() -> list[str]:
+    """The registered benchmark names, in registration order."""
+    return list(_BENCHMARKS)
+
+
+register(BenchmarkSpec(
+    name="vilma", title="ViLMA", paper="Kesen et al., ICLR 2024",
+    loader="bench.loaders.vilma:load", metrics="bench.metrics.vilma",
+    prompts={"entail": "yes-no", "choice": "choice"},
+    published="vilma.csv", notebook="vilma.ipynb",
+    importers={"vilma": "bench.scoring.importers:import_vilma", "answers": "bench.scoring.importers:import_answers"},
+    sample_writer="bench.devkit.world.benchmarks:write_vilma", sample_layout=("data", "videos"),
+    labels={"tests": _VILMA_TESTS},
+))
+register(BenchmarkSpec(
+    name="vitatecs", title="VITATECS", paper="Li et al., 2023",
+    loader="bench.loaders.vitatecs:load", metrics="bench.metrics.vitatecs",
+    prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
+    published="vitatecs.csv", notebook="vitatecs.ipynb",
+    importers={"answers": "bench.scoring.importers:import_answers"},
+    sample_writer="bench.devkit.world.benchmarks:write_vitatecs", sample_layout=("data", "videos"),
+))
+register(BenchmarkSpec(
+    name="velociti", title="VELOCITI", paper="Saravanan et al.",
+    loader="bench.loaders.velociti:load", metrics="bench.metrics.velociti",
+    prompts={"entail": "velociti-entail", "choice": "velociti-mcq"},
+    published="velociti.csv", notebook="velociti.ipynb",
+    importers={"velociti-closed": "bench.scoring.importers:import_velociti_closed",
+               "answers": "bench.scoring.importers:import_answers"},
+    sample_writer="bench.devkit.world.benchmarks:write_velociti", sample_layout=("velociti.csv", "videos"),
+    labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",
+                        "action_adv": "action adversarial", "action_bind": "action binding",
+                        "chrono": "event chronology"}},
+))
+register(BenchmarkSpec(
+    name="videocon", title="VideoCon", paper="Bansal et al.",
+    loader="bench.loaders.videocon:load", metrics="bench.metrics.videocon",
+    prompts={"entail": "videocon-entail", "choice": "choice"},
+    published="videocon.csv", notebook="videocon.ipynb",
+    importers={"videocon": "bench.scoring.importers:import_videocon",
+               "answers": "bench.scoring.importers:import_answers"},
+    sample_writer="bench.devkit.world.benchmarks:write_videocon", sample_layout=("data", "videos"),
+))
+register(BenchmarkSpec(
+    name="vinoground", title="Vinoground", paper="Vinoground (anonymous review copy)",
+    loader="bench.loaders.vinoground:load", metrics="bench.metrics.vinoground",
+    prompts={"entail": "yes-no", "choice": "vinoground-text", "video_choice": "vinoground-video"},
+    published="vinoground.csv", notebook="vinoground.ipynb",
+    importers={"vinoground": "bench.scoring.importers:import_vinoground",
+               "answers": "bench.scoring.importers:import_answers"},
+    sample_writer="bench.devkit.world.benchmarks:write_vinoground", sample_layout=(".", "."),
+))
