@@ -14,14 +14,14 @@ import sys
 from bench import __version__
 
 SUBCOMMANDS: dict[str, str] = {
-    "demo": "bench.demo",
-    "sample": "bench.sample.cli",
-    "summary": "bench.loaders.cli",
-    "metrics": "bench.metrics.cli",
-    "score": "bench.scoring.cli",
-    "import": "bench.scoring.cli_import",
-    "report": "bench.report.cli",
-    "perf": "bench.perf",
+    "demo": "bench.commands.demo",
+    "sample": "bench.commands.sample",
+    "summary": "bench.commands.summary",
+    "metrics": "bench.commands.metrics",
+    "score": "bench.commands.score",
+    "import": "bench.commands.importing",
+    "report": "bench.commands.report",
+    "perf": "bench.commands.perf",
 }
 
 

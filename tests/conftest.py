@@ -24,7 +24,7 @@ def realdata() -> Path:
 @pytest.fixture(scope="session")
 def sample(tmp_path_factory):
     """The embedded sample suite, generated once per test session."""
-    from bench.sample import generate_sample
+    from bench.devkit.world import generate_sample
 
     return generate_sample(tmp_path_factory.mktemp("sample") / "suite")
 
@@ -32,7 +32,7 @@ def sample(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory):
     """Folders of the tiny offline models, built once per test session: ``tiny("clip")``."""
-    from bench.scoring.tiny import tiny_model
+    from bench.devkit.tiny import tiny_model
 
     root = tmp_path_factory.mktemp("tiny")
     return lambda name: str(tiny_model(name, root))

@@ -11,7 +11,7 @@ import pytest
 from bench.loaders import LoaderError, load
 from bench.metrics import metric_table
 from bench.runstore import read_run
-from bench.scoring.imports import import_run, parse_yes_no
+from bench.scoring.importers import import_run, parse_yes_no
 
 
 def test_yes_no_parsing_follows_velociti():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.demo import score_sample
+from bench.devkit.demo import score_sample
 from bench.metrics.tables import Settings, run_table
 from bench.report.build import NOTEBOOKS, NOTEBOOK_DIR, NotebookFailed, build_report
 from bench.runstore import read_run

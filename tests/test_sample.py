@@ -20,14 +20,14 @@ import decord
 import numpy as np
 import pytest
 
-import bench.sample.suite as suite_module
+import bench.devkit.world.suite as suite_module
 from bench.cli import main
 from bench.items import Clip, Item
 from bench.loaders import load
-from bench.sample import ensure_sample, generate_sample
-from bench.sample.cli import register
-from bench.sample.scenes import COLOURS, SIZE
-from bench.sample.suite import STAMP, VERSION
+from bench.devkit.world import ensure_sample, generate_sample
+from bench.commands.sample import register
+from bench.devkit.world.scenes import COLOURS, SIZE
+from bench.devkit.world.suite import STAMP, VERSION
 from bench.scoring.prompts import PROMPTS
 
 COLOUR = "|".join(COLOURS)

@@ -7,7 +7,7 @@ import urllib.request
 import pandas as pd
 import pytest
 
-from bench.demo import score_sample
+from bench.devkit.demo import score_sample
 from bench.items import Clip, Item
 from bench.metrics.flags import item_flags, score_margin
 from bench.runstore import read_run

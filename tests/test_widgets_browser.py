@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.demo import score_sample
+from bench.devkit.demo import score_sample
 from conftest import CHROMIUM_FLAGS
 
 FLAGS = CHROMIUM_FLAGS + ["--autoplay-policy=no-user-gesture-required"]

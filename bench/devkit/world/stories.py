@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bench.sample.scenes import (BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE, RIGHT, SHAPES, TOP, Scene, glide, hops, still,
+from bench.devkit.world.scenes import (BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE, RIGHT, SHAPES, TOP, Scene, glide, hops, still,
                                  switch)
 
 NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}

@@ -25,7 +25,7 @@ def _size(text: str | None) -> tuple[int, int] | None:
 def run_score(args: argparse.Namespace) -> int:
     """Score and print where the run went."""
     from bench.frames import parse_policy
-    from bench.loaders.cli import parse_options
+    from bench.commands.summary import parse_options
     from bench.scoring.run import score
 
     out = score(args.benchmark, args.data, args.model, args.adapter, video_root=args.video_root,

@@ -7,8 +7,8 @@ import importlib
 
 # perf subcommand -> module providing ``register(subparsers)``
 BENCHMARKS: dict[str, str] = {
-    "frames": "bench.frames.perf",
-    "score": "bench.scoring.perf",
+    "frames": "bench.devkit.perf.frames",
+    "score": "bench.devkit.perf.score",
 }
 
 

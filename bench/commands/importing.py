@@ -17,8 +17,8 @@ IMPORT_EXAMPLE = """examples:
 
 def run_import(args: argparse.Namespace) -> int:
     """Import and print where the run went."""
-    from bench.loaders.cli import parse_options
-    from bench.scoring.imports import import_run
+    from bench.commands.summary import parse_options
+    from bench.scoring.importers import import_run
 
     options = {"mode": args.mode, "proficiency": args.proficiency} if args.format == "vilma" else {}
     out = import_run(args.format, args.files, args.benchmark, args.data, args.out, args.model_name,
@@ -30,7 +30,7 @@ def run_import(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``import``."""
     from bench.loaders import LOADERS
-    from bench.scoring.imports import IMPORTERS
+    from bench.scoring.importers import IMPORTERS
 
     q = subparsers.add_parser(
         "import", help="import released scores or closed models' answers as a run",

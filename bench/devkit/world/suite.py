@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import data_home
-from bench.sample.benchmarks import LAYOUT, WRITERS
+from bench.devkit.world.benchmarks import LAYOUT, WRITERS
 
 VERSION = "2"  # bump whenever the generated files change
 STAMP = "SAMPLE_VERSION"

@@ -14,7 +14,7 @@ EXAMPLE = """example:
 
 def run(args: argparse.Namespace) -> int:
     """Ensure (or, with ``--force``, regenerate) the suite and print a load command per benchmark."""
-    from bench.sample.suite import ensure_sample
+    from bench.devkit.world.suite import ensure_sample
 
     sets = ensure_sample(args.out, force=args.force)
     for name, s in sets.items():

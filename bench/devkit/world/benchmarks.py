@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bench.sample import stories
-from bench.sample.scenes import LEFT, SIZE, Scene
-from bench.sample.stories import Story, a, times
+from bench.devkit.world import stories
+from bench.devkit.world.scenes import LEFT, SIZE, Scene
+from bench.devkit.world.stories import Story, a, times
 from bench.scoring.prompts import PROMPTS
 from bench.videoio import write_video
 

@@ -57,8 +57,8 @@ def ours(adapter_name: str, model: str, samples: dict, frame_policy, out: Path, 
 
 def run(args: argparse.Namespace) -> int:
     """Time both pipelines per adapter and print requests per second and the ratio."""
-    from bench.sample import ensure_sample
-    from bench.scoring.tiny import tiny_model
+    from bench.devkit.world import ensure_sample
+    from bench.devkit.tiny import tiny_model
 
     frame_policy = policy("uniform", k=args.frames)
     with tempfile.TemporaryDirectory() as tmp:

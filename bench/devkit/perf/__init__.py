@@ -1,0 +1,1 @@
+"""Speed benchmarks (``foilbench perf``) that print ratios against naive baselines."""
