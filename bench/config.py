@@ -1,0 +1,131 @@
+"""Typed configuration: where a benchmark's items come from (:class:`DataSource`), how a run is scored
+(:class:`ScoreConfig`), and what a run folder records about itself (:class:`Manifest`, whose identity decides whether
+a stored run may be resumed)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.registry import spec
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A benchmark's released files: the annotation path, the video root and the loader options."""
+
+    benchmark: str
+    data_path: str
+    video_root: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, benchmark: str, data_path: str | Path, video_root: str | Path | None = None,
+           options: dict[str, Any] | None = None) -> DataSource:
+        """A source with absolute paths and a registered benchmark name (unknown names are a one-line error)."""
+        return cls(spec(benchmark).name, str(Path(data_path).resolve()),
+                   str(Path(video_root).resolve()) if video_root else None, dict(options or {}))
+
+    def load(self):
+        """The items, read by the benchmark's loader."""
+        return spec(self.benchmark).load(self.data_path, video_root=self.video_root, **self.options)
+
+
+@dataclass
+class ScoreConfig:
+    """Everything ``foilbench score`` needs besides the items: model, protocol, frames, batching and where to store.
+
+    ``family`` (contrastive, xclip, videollm, textlm) is inferred from the model's config when None; ``protocol``
+    (similarity, entail, mc, loglik) defaults to the family's first protocol. ``seed`` seeds the seeded frame
+    policies and torch. ``device`` "auto" picks CUDA, else MPS, else CPU.
+    """
+
+    source: DataSource
+    model: str
+    family: str | None = None
+    protocol: str | None = None
+    frames: str = "uniform:k=8"
+    prompt: str | None = None
+    batch_size: int = 8
+    device: str = "auto"
+    dtype: str = "auto"
+    out: Path | None = None
+    limit: int | None = None
+    seed: int = 0
+    chunk_size: int = 32
+    workers: int | None = None
+    decoder: str = "decord"
+    size: tuple[int, int] | None = None
+    name: str | None = None
+    retry_failures: bool = False
+    progress: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+    max_failure_rate: float = 1.0
+
+
+# Manifest fields that must agree for a stored run to be resumed with the same scores.
+IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", "protocol", "model", "revision",
+            "measure", "dtype", "frame_policy", "prompt", "seed", "options", "limit")
+
+
+@dataclass
+class Manifest:
+    """What a run folder records about itself (``manifest.json``, flat JSON), for scored and imported runs alike."""
+
+    benchmark: str
+    data_path: str | None
+    model: str
+    measure: str
+    family: str | None = None
+    protocol: str | None = None
+    video_root: str | None = None
+    loader_options: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    revision: str | None = None
+    dtype: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    frame_policy: dict[str, Any] | None = None
+    frame_backend: str | None = None
+    frame_size: list[int] | None = None
+    prompt: dict[str, Any] = field(default_factory=lambda: {"name": None, "template": None})
+    seed: int | None = None
+    limit: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, Any] = field(default_factory=dict)
+    imported_from: list[str] = field(default_factory=list)
+    n_items: int | None = None
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_source(cls, source: DataSource, **values: Any) -> Manifest:
+        """A manifest of a run over ``source``."""
+        return cls(benchmark=source.benchmark, data_path=source.data_path, video_root=source.video_root,
+                   loader_options=dict(source.options), **values)
+
+    @property
+    def source(self) -> DataSource:
+        """The data source the run was scored on."""
+        return DataSource(self.benchmark, self.data_path or "", self.video_root, dict(self.loader_options))
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide the scores (:data:`IDENTITY`), as JSON-comparable values."""
+        found = self.to_dict()
+        return {k: json.loads(json.dumps(found.get(k), sort_keys=True, default=str)) for k in IDENTITY}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat JSON-ready entries (``extra`` merged in, e.g. status and timings)."""
+        found = asdict(self)
+        return {**{k: v for k, v in found.items() if k != "extra"}, **self.extra}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        """A manifest from ``manifest.json`` entries; unknown entries go to ``extra``."""
+        known = {f.name for f in fields(cls)} - {"extra"}
+        return cls(**{k: v for k, v in data.items() if k in known},
+                   extra={k: v for k, v in data.items() if k not in known})
