@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bench.items import Clip, Item
-from bench.metrics import cli
+from bench.commands import metrics as cli
 from bench.metrics.tables import Settings, metric_table
 from bench.scoretables import choice_frame, failure_frame, pair_frame
 
