@@ -1,19 +1,26 @@
-"""Stories: a scene together with claims about it, each a true sentence and false ones that change exactly one fact.
+"""Stories: a scene together with claims about it, each a true sentence and false ones that change one fact.
 
 The parameters of a story make both its video and its sentences, so a caption cannot drift from what is drawn. A
 story offers several claims by kind (``"direction"``, ``"count"``, ``"prestate"``...); each benchmark's writer picks
-the kinds its tests are about and styles them (capitals, full stops) as that benchmark's files do. Sentences use a
-small fixed grammar (``a red square moves from left to right``, ``first, X. then, Y``, ``X before Y``...) that
-``tests/test_sample.py`` reads back from the decoded pixels.
+the kinds its tests are about and styles them (capitals, full stops) as that benchmark's files do. Every claim names
+its ``foil_type`` (one of :data:`FOIL_TYPES`): what its foils change. Sentences use a small fixed grammar
+(``a red square moves from left to right``, ``first, X. then, Y``, ``X before Y``...) that ``tests/test_sample.py``
+reads back from the decoded pixels.
+
+Stories whose foils are about time (order, direction, change of state, role swaps in motion) put their events
+symmetrically about the middle of the clip, so that the foil's world is the time-reversed video: a model that
+averages its frames sees the same bag of frames for both and must be at chance.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bench.devkit.world.scenes import (BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE, RIGHT, SHAPES, TOP, Scene, glide, hops, still,
-                                 switch)
+from bench.devkit.world.scenes import (BIG, BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE, RIGHT, SHAPES, SMALL, TOP, Scene,
+                                       glide, hops, ramp, still, switch)
 
+FOIL_TYPES = ("order", "direction", "state", "speed", "action", "actor", "attribute", "object", "count", "relation",
+              "location", "control")
 NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 WAY = {"right": "from left to right", "left": "from right to left", "up": "up", "down": "down"}
 TOWARDS = {"right": "to the right", "left": "to the left", "up": "up", "down": "down"}
@@ -22,20 +29,30 @@ RELATIONS = {"left": "to the left of", "right": "to the right of", "above": "abo
 OPPOSITE_RELATION = {"left": "right", "right": "left", "above": "below", "below": "above"}
 # Distances (pixels) over a clip: quick motions run at >= 26 px/s, slow ones at <= 11 px/s.
 QUICK, SLOW = 80.0, 20.0
+SIDE = 24.0  # a shape at least this far from the middle is on the left or the right side
+FRAMES, FPS = 30, 10.0  # a clip: 3 s
 
 Actor = tuple[str, str]  # (colour, shape)
 
 
 @dataclass
 class Claim:
-    """A true sentence and its foils; ``when`` names the part of the video it is about (VELOCITI events),
-    ``question``/``answers`` a multiple-choice form (ATP-Hard: short answers, the true one first)."""
+    """A true sentence and its foils, which change what ``foil_type`` names; ``when`` names the part of the video
+    it is about (VELOCITI events), ``question``/``answers`` a multiple-choice form (ATP-Hard: short answers, the true
+    one first). ``reverses``: the video played backwards makes the first foil true and the sentence false (its
+    world is the time-reversed video)."""
 
     true: str
     false: list[str]
+    foil_type: str
     when: str | None = None
     question: str | None = None
     answers: list[str] = field(default_factory=list)
+    reverses: bool = False
+
+    def __post_init__(self) -> None:
+        if self.foil_type not in FOIL_TYPES:
+            raise ValueError(f"unknown foil type {self.foil_type!r}; expected one of {FOIL_TYPES}")
 
 
 @dataclass
@@ -75,138 +92,223 @@ def other_colour(colour: str, *avoid: str) -> str:
     return next(c for c in COLOURS if c != colour and c not in avoid)
 
 
-def move(actor: Actor, direction: str, pace: str = "steady", frames: int = 30, fps: float = 10) -> Story:
-    """One shape crossing the stage (``pace`` "quick"/"steady" cross it, "slow" covers a short way)."""
+def move(actor: Actor, direction: str, pace: str = "steady", centre: tuple[float, float] = (MIDDLE, MIDDLE),
+         frames: int = FRAMES, fps: float = FPS) -> Story:
+    """One shape crossing the stage through ``centre`` (``pace`` "quick"/"steady" cover 80 px, "slow" 20 px)."""
     colour, shape = actor
     distance = SLOW if pace == "slow" else QUICK
     sign = 1 if direction in ("right", "down") else -1
+    cx, cy = centre
     if direction in ("left", "right"):
-        start, end = (MIDDLE - sign * distance / 2, MIDDLE), (MIDDLE + sign * distance / 2, MIDDLE)
+        start, end = (cx - sign * distance / 2, cy), (cx + sign * distance / 2, cy)
     else:
-        start, end = (MIDDLE, MIDDLE - sign * distance / 2), (MIDDLE, MIDDLE + sign * distance / 2)
+        start, end = (cx, cy - sign * distance / 2), (cx, cy + sign * distance / 2)
     scene = Scene(fps).add(shape, colour, glide(frames, start, end))
     does = f"{a(actor)} moves {TOWARDS[direction]}"
     stranger = (other_colour(colour), other_shape(shape))
     claims = {
-        "direction": Claim(f"{a(actor)} moves {WAY[direction]}", [f"{a(actor)} moves {WAY[OPPOSITE[direction]]}"]),
-        "type": Claim(does, [f"{a(actor)} jumps"]),
-        "action": Claim(does, [f"{a(actor)} jumps", f"{a(actor)} moves {TOWARDS[OPPOSITE[direction]]}"]),
-        "object": Claim(does, [f"a {colour} {other_shape(shape)} moves {TOWARDS[direction]}"]),
-        "hallucination": Claim(does, [f"{does} beside {a(stranger)}"]),
+        "direction": Claim(f"{a(actor)} moves {WAY[direction]}", [f"{a(actor)} moves {WAY[OPPOSITE[direction]]}"],
+                           "direction", reverses=True),
+        "type": Claim(does, [f"{a(actor)} jumps"], "action"),
+        "action": Claim(does, [f"{a(actor)} jumps", f"{a(actor)} grows"], "action"),
+        "verb": Claim(does, [f"{a(actor)} turns {other_colour(colour)}"], "action"),
+        "attribute": Claim(does, [f"a {other_colour(colour)} {shape} moves {TOWARDS[direction]}"], "attribute"),
+        "object": Claim(does, [f"a {colour} {other_shape(shape)} moves {TOWARDS[direction]}"], "object"),
+        "hallucination": Claim(does, [f"{does} beside {a(stranger)}"], "object"),
+        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {other_shape(shape)}"], "object"),
         # Something-Something v2 template captions (the object is "[something]")
         "ssv2": Claim(f"moving [something] {WAY[direction]}",
-                      [f"moving [something] {WAY[other]}" for other in WAY if other != direction]),
+                      [f"moving [something] {WAY[other]}" for other in WAY if other != direction], "direction"),
     }
     if pace != "steady":
         word, foil = ("quickly", "slowly") if pace == "quick" else ("slowly", "quickly")
         claims["intensity"] = Claim(f"{a(actor)} moves {word} {TOWARDS[direction]}",
-                                    [f"{a(actor)} moves {foil} {TOWARDS[direction]}"])
+                                    [f"{a(actor)} moves {foil} {TOWARDS[direction]}"], "speed")
     return Story(scene, claims)
 
 
-def jumps(actor: Actor, count: int, foil_counts: list[int], x: float = MIDDLE, frames: int = 30,
-          fps: float = 10) -> Story:
+def jumps(actor: Actor, count: int, foil_counts: list[int], x: float = MIDDLE, frames: int = FRAMES,
+          fps: float = FPS) -> Story:
     """One shape jumping exactly ``count`` times in place at ``x``."""
     colour, shape = actor
     scene = Scene(fps).add(shape, colour, hops(frames, count, x))
     counted = f"{a(actor)} jumps exactly {times(count)}"
     claims = {
-        "count": Claim(counted, [f"{a(actor)} jumps exactly {times(n)}" for n in foil_counts]),
-        "type": Claim(f"{a(actor)} jumps", [f"{a(actor)} moves to the right"]),
-        "object": Claim(f"{a(actor)} jumps", [f"a {colour} {other_shape(shape)} jumps"]),
-        "attribute": Claim(counted, [f"a {other_colour(colour)} {shape} jumps exactly {times(count)}"]),
-        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape)}"]),
+        "count": Claim(counted, [f"{a(actor)} jumps exactly {times(n)}" for n in foil_counts], "count"),
+        "type": Claim(f"{a(actor)} jumps", [f"{a(actor)} moves to the right"], "action"),
+        "verb": Claim(f"{a(actor)} jumps", [f"{a(actor)} grows"], "action"),
+        "action": Claim(f"{a(actor)} jumps", [f"{a(actor)} moves to the left", f"{a(actor)} shrinks"], "action"),
+        "object": Claim(f"{a(actor)} jumps", [f"a {colour} {other_shape(shape)} jumps"], "object"),
+        "attribute": Claim(counted, [f"a {other_colour(colour)} {shape} jumps exactly {times(count)}"], "attribute"),
+        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape)}"],
+                          "object"),
     }
-    if x != MIDDLE:
+    if abs(x - MIDDLE) >= SIDE:
         side = "left" if x < MIDDLE else "right"
         claims["localization"] = Claim(f"{a(actor)} jumps on the {side} side",
-                                       [f"{a(actor)} jumps on the {OPPOSITE[side]} side"])
+                                       [f"{a(actor)} jumps on the {OPPOSITE[side]} side"], "location")
     return Story(scene, claims)
 
 
-def order(first: Actor, second: Actor, frames: int = 30, fps: float = 10) -> Story:
-    """Two shapes appearing one after the other (at 1/5 and 3/5 of the clip), ``first`` on the left."""
+def sequence(first: Actor, second: Actor, verb: str = "jumps", xs: tuple[float, float] = (LEFT + 16, RIGHT - 16),
+             frames: int = FRAMES, fps: float = FPS) -> Story:
+    """``first`` acts in the frames just before the middle of the clip, ``second`` in those just after it.
+
+    ``verb`` "jumps": both rest on the floor at ``xs`` throughout and each jumps once in its turn; "appears": each is
+    on stage only during its turn. Either way the foil's world (``second`` first) is the time-reversed video.
+    """
+    half, turn = frames // 2, frames // 2 - 3
     scene = Scene(fps)
-    scene.add(first[1], first[0], still(frames // 5, None) + still(frames - frames // 5, (LEFT + 16, MIDDLE)))
-    scene.add(second[1], second[0],
-              still(3 * frames // 5, None) + still(frames - 3 * frames // 5, (RIGHT - 16, MIDDLE)))
+    if verb == "jumps":
+        scene.add(first[1], first[0], still(half - turn, (xs[0], FLOOR)) + hops(turn, 1, xs[0])
+                  + still(frames - half, (xs[0], FLOOR)))
+        scene.add(second[1], second[0], still(half, (xs[1], FLOOR)) + hops(turn, 1, xs[1])
+                  + still(frames - half - turn, (xs[1], FLOOR)))
+    elif verb == "appears":
+        scene.add(first[1], first[0], still(half - turn, None) + still(turn, (xs[0], MIDDLE)) + still(half, None))
+        scene.add(second[1], second[0], still(half, None) + still(turn, (xs[1], MIDDLE))
+                  + still(frames - half - turn, None))
+    else:
+        raise ValueError(f"verb must be 'jumps' or 'appears', got {verb!r}")
+    p, q = first, second
+    stranger = (other_colour(p[0], q[0]), p[1])
     return Story(scene, {
-        "sequence": Claim(f"{a(first)} appears and then {a(second)} appears",
-                          [f"{a(second)} appears and then {a(first)} appears"]),
-        "before": Claim(f"{the(first)} appears before {the(second)}", [f"{the(second)} appears before {the(first)}"]),
-        "flip": Claim(f"first {a(first)} appears, then {a(second)} appears",
-                      [f"first {a(second)} appears, then {a(first)} appears"]),
+        "sequence": Claim(f"{a(p)} {verb} and then {a(q)} {verb}", [f"{a(q)} {verb} and then {a(p)} {verb}"], "order",
+                          reverses=True),
+        "before": Claim(f"{the(p)} {verb} before {the(q)} {verb}", [f"{the(q)} {verb} before {the(p)} {verb}"],
+                        "order", reverses=True),
+        "after": Claim(f"{the(q)} {verb} after {the(p)} {verb}", [f"{the(p)} {verb} after {the(q)} {verb}"], "order",
+                       reverses=True),
+        "flip": Claim(f"first {a(p)} {verb}, then {a(q)} {verb}", [f"first {a(q)} {verb}, then {a(p)} {verb}"],
+                      "order", reverses=True),
+        "chrono": Claim(f"first, {the(p)} {verb}. then, {the(q)} {verb}",
+                        [f"first, {the(q)} {verb}. then, {the(p)} {verb}"], "order", reverses=True),
+        "attribute": Claim(f"{a(p)} {verb} and then {a(q)} {verb}", [f"{a(stranger)} {verb} and then {a(q)} {verb}"],
+                           "attribute"),
+        "presence": Claim(f"there is {a(p)}", [f"there is a {p[0]} {other_shape(p[1], q[1])}"], "object"),
     })
 
 
-def change(shape: str, before: str, after: str, frames: int = 30, fps: float = 10) -> Story:
-    """A still shape changing colour halfway through: ViLMA's change of state (action, pre-, post-state, inverse)."""
-    scene = Scene(fps).add(shape, switch(frames, before, after, frames // 2), still(frames, (MIDDLE, MIDDLE)))
+def change(shape: str, before: str, after: str, pos: tuple[float, float] = (MIDDLE, MIDDLE), frames: int = FRAMES,
+           fps: float = FPS) -> Story:
+    """A still shape changing colour in the middle of the clip: ViLMA's change of state (action, pre-, post-state,
+    inverse)."""
+    scene = Scene(fps).add(shape, switch(frames, before, after, frames // 2), still(frames, pos))
     it = f"the {shape}"
     return Story(scene, {
-        "action": Claim(f"{it} turns {after}", [f"{it} turns {before}"]),
-        "prestate": Claim(f"initially, {it} is {before}", [f"initially, {it} is {after}"]),
-        "poststate": Claim(f"at the end, {it} is {after}", [f"at the end, {it} is {before}"]),
+        "action": Claim(f"{it} turns {after}", [f"{it} turns {before}"], "state", reverses=True),
+        "prestate": Claim(f"initially, {it} is {before}", [f"initially, {it} is {after}"], "state", reverses=True),
+        "poststate": Claim(f"at the end, {it} is {after}", [f"at the end, {it} is {before}"], "state", reverses=True),
         "inverse": Claim(f"initially, {it} is {before}. then, {it} turns {after}. at the end, {it} is {after}",
-                         [f"initially, {it} is {after}. then, {it} turns {before}. at the end, {it} is {before}"]),
-        "object": Claim(f"{it} turns {after}", [f"the {other_shape(shape)} turns {after}"]),
-        "change": Claim(f"{it} turns from {before} to {after}", [f"{it} turns from {after} to {before}"]),
+                         [f"initially, {it} is {after}. then, {it} turns {before}. at the end, {it} is {before}"],
+                         "state", reverses=True),
+        "change": Claim(f"{it} turns from {before} to {after}", [f"{it} turns from {after} to {before}"], "state",
+                        reverses=True),
+        "object": Claim(f"{it} turns {after}", [f"the {other_shape(shape)} turns {after}"], "object"),
+        "verb": Claim(f"{it} turns {after}", [f"{it} jumps"], "action"),
+        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape)}"],
+                          "object"),
     })
 
 
-def relation(first: Actor, second: Actor, where: str = "left", frames: int = 30, fps: float = 10) -> Story:
-    """``first`` still beside ``second``: to its left (``where="left"``) or above it (``"above"``)."""
-    if where == "left":
-        places = (LEFT + 12, MIDDLE), (RIGHT - 12, MIDDLE)
-    elif where == "above":
-        places = (MIDDLE, TOP), (MIDDLE, BOTTOM)
-    else:
-        raise ValueError(f"where must be 'left' or 'above', got {where!r}")
+def resize(actor: Actor, grows: bool = True, pos: tuple[float, float] = (MIDDLE, MIDDLE), frames: int = FRAMES,
+           fps: float = FPS) -> Story:
+    """A still shape growing from small to big (or shrinking) over the middle two thirds of the clip."""
+    colour, shape = actor
+    first, last = (SMALL, BIG) if grows else (BIG, SMALL)
+    scene = Scene(fps).add(shape, colour, still(frames, pos), ramp(frames, first, last, frames // 6,
+                                                                   frames - 1 - frames // 6))
+    it = the(actor)
+    does, undoes = ("grows", "shrinks") if grows else ("shrinks", "grows")
+    before, after = ("small", "big") if grows else ("big", "small")
+    return Story(scene, {
+        "action": Claim(f"{it} {does}", [f"{it} {undoes}"], "state", reverses=True),
+        "prestate": Claim(f"initially, {it} is {before}", [f"initially, {it} is {after}"], "state", reverses=True),
+        "poststate": Claim(f"at the end, {it} is {after}", [f"at the end, {it} is {before}"], "state", reverses=True),
+        "inverse": Claim(f"initially, {it} is {before}. then, {it} {does}. at the end, {it} is {after}",
+                         [f"initially, {it} is {after}. then, {it} {undoes}. at the end, {it} is {before}"], "state",
+                         reverses=True),
+        "object": Claim(f"{it} {does}", [f"the {colour} {other_shape(shape)} {does}"], "object"),
+        "attribute": Claim(f"{it} {does}", [f"the {other_colour(colour)} {shape} {does}"], "attribute"),
+        "verb": Claim(f"{it} {does}", [f"{it} jumps"], "action"),
+        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {other_shape(shape)}"], "object"),
+    })
+
+
+def relation(first: Actor, second: Actor, where: str = "left", places: tuple[tuple[float, float], ...] | None = None,
+             frames: int = FRAMES, fps: float = FPS) -> Story:
+    """``first`` still beside ``second``: to its left / right, above / below it (``places``: their centres)."""
+    if where not in RELATIONS:
+        raise ValueError(f"where must be one of {sorted(RELATIONS)}, got {where!r}")
+    if places is None:
+        gap = {"left": ((LEFT + 12, MIDDLE), (RIGHT - 12, MIDDLE)), "above": ((MIDDLE, TOP), (MIDDLE, BOTTOM))}
+        there = gap["left" if where in ("left", "right") else "above"]
+        places = there if where in ("left", "above") else there[::-1]
     scene = Scene(fps).add(first[1], first[0], still(frames, places[0]))
     scene.add(second[1], second[0], still(frames, places[1]))
     said = f"{the(first)} is {RELATIONS[where]} {the(second)}"
+    stranger = (other_colour(first[0], second[0]), first[1])
     return Story(scene, {
-        "relation": Claim(said, [f"{the(first)} is {RELATIONS[OPPOSITE_RELATION[where]]} {the(second)}"]),
-        "swap": Claim(said, [f"{the(second)} is {RELATIONS[where]} {the(first)}"]),
-        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {other_shape(first[1], second[1])}"]),
+        "relation": Claim(said, [f"{the(first)} is {RELATIONS[OPPOSITE_RELATION[where]]} {the(second)}"], "relation"),
+        "swap": Claim(said, [f"{the(second)} is {RELATIONS[where]} {the(first)}"], "relation"),
+        "attribute": Claim(said, [f"{the(stranger)} is {RELATIONS[where]} {the(second)}"], "attribute"),
+        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {other_shape(first[1], second[1])}"],
+                          "object"),
     })
 
 
-def cross(first: Actor, second: Actor, frames: int = 30, fps: float = 10) -> Story:
-    """``first`` crossing to the right in the top lane while ``second`` crosses to the left in the bottom lane."""
+def cross(first: Actor, second: Actor, direction: str = "right", lanes: tuple[float, float] = (TOP, BOTTOM),
+          frames: int = FRAMES, fps: float = FPS) -> Story:
+    """``first`` crossing towards ``direction`` in the top lane while ``second`` crosses the other way in the bottom
+    lane (the foil swapping who goes which way is the time-reversed video)."""
+    back = OPPOSITE[direction]
+    ends = {"right": (LEFT, RIGHT), "left": (RIGHT, LEFT)}
     scene = Scene(fps)
-    scene.add(first[1], first[0], glide(frames, (LEFT, TOP), (RIGHT, TOP)))
-    scene.add(second[1], second[0], glide(frames, (RIGHT, BOTTOM), (LEFT, BOTTOM)))
+    scene.add(first[1], first[0], glide(frames, (ends[direction][0], lanes[0]), (ends[direction][1], lanes[0])))
+    scene.add(second[1], second[0], glide(frames, (ends[back][0], lanes[1]), (ends[back][1], lanes[1])))
     return Story(scene, {
-        "compositionality": Claim(f"{a(first)} moves to the right and {a(second)} moves to the left",
-                                  [f"{a(second)} moves to the right and {a(first)} moves to the left"]),
+        "compositionality": Claim(f"{a(first)} moves {TOWARDS[direction]} and {a(second)} moves {TOWARDS[back]}",
+                                  [f"{a(second)} moves {TOWARDS[direction]} and {a(first)} moves {TOWARDS[back]}"],
+                                  "actor", reverses=True),
+        "direction": Claim(f"{a(first)} moves {TOWARDS[direction]} and {a(second)} moves {TOWARDS[back]}",
+                           [f"{a(first)} moves {TOWARDS[back]} and {a(second)} moves {TOWARDS[direction]}"],
+                           "direction", reverses=True),
+        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {other_shape(first[1], second[1])}"],
+                          "object"),
     })
 
 
-def chase(chaser: Actor, leader: Actor, frames: int = 30, fps: float = 10) -> Story:
-    """``chaser`` following ``leader`` to the right along the same line, 40 px behind."""
+def chase(chaser: Actor, leader: Actor, direction: str = "right", lane: float = MIDDLE, frames: int = FRAMES,
+          fps: float = FPS) -> Story:
+    """``chaser`` following ``leader`` towards ``direction`` along one line, 40 px behind (the foil swapping them
+    is the time-reversed video)."""
+    sign = 1 if direction == "right" else -1
+    start = MIDDLE - sign * 44
     scene = Scene(fps)
-    scene.add(chaser[1], chaser[0], glide(frames, (LEFT, MIDDLE), (LEFT + 48, MIDDLE)))
-    scene.add(leader[1], leader[0], glide(frames, (LEFT + 40, MIDDLE), (LEFT + 88, MIDDLE)))
+    scene.add(chaser[1], chaser[0], glide(frames, (start, lane), (start + sign * 48, lane)))
+    scene.add(leader[1], leader[0], glide(frames, (start + sign * 40, lane), (start + sign * 88, lane)))
     return Story(scene, {
-        "swap": Claim(f"{the(chaser)} chases {the(leader)}", [f"{the(leader)} chases {the(chaser)}"]),
-        "presence": Claim(f"there is {a(chaser)}", [f"there is a {chaser[0]} {other_shape(chaser[1], leader[1])}"]),
+        "swap": Claim(f"{the(chaser)} chases {the(leader)}", [f"{the(leader)} chases {the(chaser)}"], "actor",
+                      reverses=True),
+        "presence": Claim(f"there is {a(chaser)}", [f"there is a {chaser[0]} {other_shape(chaser[1], leader[1])}"],
+                          "object"),
     })
 
 
 def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 2, event_frames: int = 20,
-            fps: float = 10) -> Story:
+            fps: float = FPS, lane: float = TOP, jump_x: float | None = None) -> Story:
     """Two events of ``event_frames`` each (VELOCITI's Ev1, Ev2).
 
-    Ev1: ``mover`` crosses the top lane quickly towards ``direction`` while ``jumper`` jumps ``count`` times on the
-    floor. Ev2: ``mover`` rests; ``jumper`` moves slowly the other way. Claims are keyed by VELOCITI test name
+    Ev1: ``mover`` crosses the top ``lane`` quickly towards ``direction`` while ``jumper`` jumps ``count`` times on
+    the floor at ``jump_x`` (default: 10 px past the middle). Ev2: ``mover`` rests; ``jumper`` moves slowly the other
+    way. Claims are keyed by VELOCITI test name
     (``when`` = the events) and by ATP-Hard question type (TN, TP, TC: five statements, one true).
     """
     n = event_frames
     back = OPPOSITE[direction]
     sign = 1 if direction == "right" else -1
-    start, end = (MIDDLE - sign * 40, TOP), (MIDDLE + sign * 40, TOP)
-    jump_x = MIDDLE + sign * 10
+    start, end = (MIDDLE - sign * 40, lane), (MIDDLE + sign * 40, lane)
+    jump_x = MIDDLE + sign * 10 if jump_x is None else jump_x
     scene = Scene(fps)
     scene.add(mover[1], mover[0], glide(n, start, end) + still(n, end))
     scene.add(jumper[1], jumper[0], hops(n, count, jump_x) + glide(n, (jump_x, FLOOR), (jump_x - sign * SLOW, FLOOR)))
@@ -214,30 +316,34 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     goes, returns = f"moves {TOWARDS[direction]}", f"moves {TOWARDS[back]}"
     recolour = other_colour(jumper[0], mover[0])
     later = other_colour(recolour, jumper[0], mover[0])
+    absent = (recolour, mover[1])
     return Story(scene, {
-        "action_bind": Claim(f"{m} {goes}", [f"{m} jumps"], "Ev1"),
-        "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "Ev1"),
-        "action_manner": Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "Ev2"),
-        "chrono": Claim(f"first, {j} jumps. then, {j} {returns}", [f"first, {j} {returns}. then, {j} jumps"],
+        "action_bind": Claim(f"{m} {goes}", [f"{m} jumps"], "action", "Ev1"),
+        "action_adv": Claim(f"{j} jumps", [f"{j} grows"], "action", "Ev1"),
+        "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "actor", "Ev1"),
+        "agent_random": Claim(f"{m} {goes}", [f"{the(absent)} {goes}"], "attribute", "Ev1"),
+        "action_manner": Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed",
+                               "Ev2"),
+        "chrono": Claim(f"first, {j} jumps. then, {j} {returns}", [f"first, {j} {returns}. then, {j} jumps"], "order",
                         "(Ev1, Ev2)"),
         "coref": Claim(f"the shape that jumps is also the one that {returns}",
-                       [f"the shape that {goes} is also the one that {returns}"], "(Ev1, Ev2)"),
-        "control": Claim(f"{m} {goes}", [], "Ev1"),
+                       [f"the shape that {goes} is also the one that {returns}"], "actor", "(Ev1, Ev2)"),
+        "control": Claim(f"{m} {goes}", [], "control", "Ev1"),
         "TN": Claim(f"{j} moves slowly {TOWARDS[back]} after {m} {goes}",
                     [f"{j} moves quickly {TOWARDS[direction]} after {m} {goes}",
                      f"{j} turns {recolour} after {m} {goes}", f"{j} stays still after {m} {goes}",
-                     f"{j} turns {later} after {m} {goes}"],
+                     f"{j} turns {later} after {m} {goes}"], "action",
                     question=f"what does {j} do after {m} {goes}",
                     answers=[f"move slowly {TOWARDS[back]}", f"move quickly {TOWARDS[direction]}",
                              f"turn {recolour}", "stay still", f"turn {later}"]),
         "TP": Claim(f"{j} jumps exactly {times(count)} before {j} {returns}",
                     [f"{j} jumps exactly {times(k)} before {j} {returns}" for k in range(1, 6) if k != count],
-                    question=f"how many times does {j} jump before it {returns}",
+                    "count", question=f"how many times does {j} jump before it {returns}",
                     answers=[NUMBERS[count]] + [NUMBERS[k] for k in range(1, 6) if k != count]),
         "TC": Claim(f"{j} jumps while {m} {goes}",
                     [f"{j} turns {recolour} while {m} {goes}", f"{j} stays still while {m} {goes}",
                      f"{j} moves quickly {TOWARDS[direction]} while {m} {goes}",
-                     f"{j} turns {later} while {m} {goes}"],
+                     f"{j} turns {later} while {m} {goes}"], "action",
                     question=f"what does {j} do while {m} {goes}",
                     answers=["jump", f"turn {recolour}", "stay still", f"move quickly {TOWARDS[direction]}",
                              f"turn {later}"]),

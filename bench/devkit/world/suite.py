@@ -1,30 +1,33 @@
-"""The embedded sample suite: a few items of each benchmark in its own released file format, with generated videos
-of which the captions are true and the foils false.
+"""The generated sample suite: every benchmark in its own released file format, with generated videos of which the
+captions are true and the foils false, and a ``labels.csv`` beside each giving every item's foil type.
 
 ``ensure_sample()`` generates it on first use into a temporary folder renamed into place, so a crash never leaves a
-half-written suite, and regenerates it when :data:`VERSION` changes.
+half-written suite, and regenerates it when :data:`VERSION`, the size or the seed changes.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import registry
+from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.paths import data_home
-from bench.devkit.world.benchmarks import LAYOUT, WRITERS
 
-VERSION = "2"  # bump whenever the generated files change
+VERSION = "3"  # bump whenever the generated files change
 STAMP = "SAMPLE_VERSION"
 
 
 @dataclass
 class SampleSet:
     """Where one benchmark's sample lives and how to load it:
-    ``bench.loaders.load(benchmark, data_path, video_root, **loader_options)``."""
+    ``bench.loaders.load(benchmark, data_path, video_root, **loader_options)`` (the options join the foil types)."""
 
     benchmark: str
     data_path: Path
@@ -32,47 +35,79 @@ class SampleSet:
     loader_options: dict[str, Any] = field(default_factory=dict)
 
 
+def _specs() -> list[registry.BenchmarkSpec]:
+    return [s for s in registry.BENCHMARKS.values() if s.sample_writer]
+
+
 def _sets_at(out: Path) -> dict[str, SampleSet]:
-    return {name: SampleSet(name, out / name / data, out / name / videos) for name, (data, videos) in LAYOUT.items()}
+    return {s.name: SampleSet(s.name, out / s.name / s.sample_layout[0], out / s.name / s.sample_layout[1],
+                              {"labels": str(out / s.name / LABELS_FILE)}) for s in _specs()}
 
 
-def generate_sample(out_dir: str | Path) -> dict[str, SampleSet]:
-    """Write the whole sample suite into ``out_dir`` (which must not exist yet); the same bytes every time."""
+def _stamp(size: str, seed: int) -> str:
+    return f"{VERSION} {size} {seed}"
+
+
+def _context():
+    """Forked workers where the platform has fork (they only render and encode: no model code runs in them), so a
+    script without a ``__main__`` guard works too."""
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+
+
+def _write(writer: str, folder: Path, size: str, seed: int) -> None:
+    folder.mkdir()
+    registry.resolve(writer)(folder, size, seed=seed)
+
+
+def generate_sample(out_dir: str | Path, size: str = "small", seed: int = 0,
+                    workers: int | None = None) -> dict[str, SampleSet]:
+    """Write the whole suite of ``size`` ("small" or "full") into ``out_dir`` (which must not exist yet); the same
+    bytes for the same size and seed. ``workers`` processes write benchmarks side by side (default: one for the
+    small suite, one per core for the full one)."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     out = Path(out_dir)
     out.mkdir(parents=True)
-    for name, writer in WRITERS.items():
-        (out / name).mkdir()
-        writer(out / name)
-    (out / STAMP).write_text(VERSION)
+    jobs = [(spec.sample_writer, out / spec.name, size, seed) for spec in _specs()]
+    workers = workers or (1 if size == "small" else min(len(jobs), os.cpu_count() or 1))
+    if workers == 1:
+        for job in jobs:
+            _write(*job)
+    else:
+        with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+            for done in [pool.submit(_write, *job) for job in jobs]:
+                done.result()
+    (out / STAMP).write_text(_stamp(size, seed))
     return _sets_at(out)
 
 
-def _current(out: Path) -> bool:
+def _current(out: Path, size: str, seed: int) -> bool:
     stamp = out / STAMP
-    return stamp.is_file() and stamp.read_text().strip() == VERSION
+    return stamp.is_file() and stamp.read_text().strip() == _stamp(size, seed)
 
 
-def sample_home() -> Path:
-    """The default place of the suite: ``<data home>/sample``."""
-    return data_home() / "sample"
+def sample_home(size: str = "small") -> Path:
+    """The default place of the suite of ``size``: ``<data home>/sample-<size>``."""
+    return data_home() / f"sample-{size}"
 
 
-def ensure_sample(out_dir: str | Path | None = None, *, force: bool = False) -> dict[str, SampleSet]:
-    """The sample suite at ``out_dir`` (default :func:`sample_home`), generated first if absent or outdated (always
-    with ``force``)."""
-    out = Path(out_dir) if out_dir is not None else sample_home()
-    if _current(out) and not force:
+def ensure_sample(out_dir: str | Path | None = None, *, size: str = "small", seed: int = 0,
+                  force: bool = False) -> dict[str, SampleSet]:
+    """The suite of ``size`` at ``out_dir`` (default :func:`sample_home`), generated first if absent, outdated or of
+    another size or seed (always with ``force``)."""
+    out = Path(out_dir) if out_dir is not None else sample_home(size)
+    if _current(out, size, seed) and not force:
         return _sets_at(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".sample-", dir=out.parent))
     try:
-        generate_sample(tmp / "suite")
+        generate_sample(tmp / "suite", size, seed)
         if out.exists():
             os.replace(out, tmp / "outdated")
         try:
             os.replace(tmp / "suite", out)
         except OSError:
-            if not _current(out):  # another process put a current suite there first: use it, else fail loudly
+            if not _current(out, size, seed):  # another process put a current suite there first: use it
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,145 @@
+"""Contrastive training of CLIP and X-CLIP on the training split, with each claim's foils as hard negatives.
+
+Scores are computed as the scoring adapters compute them: CLIP embeds every frame, averages the normalised frame
+embeddings and normalises the mean (``ContrastiveAdapter``); X-CLIP scores a clip against texts through the whole
+model (``XCLIPAdapter``: ``logits_per_video``). The loss for each clip is a cross-entropy over its true caption and
+its foils (the benchmarks' question), plus a lighter one over the batch's captions (which grounds words in pixels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from bench.devkit.train.data import Decoded, style
+from bench.devkit.train.schedule import optimizer_and_schedule
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How long and how hard to train."""
+
+    steps: int
+    batch: int = 48
+    lr: float = 2e-3
+    warmup: int = 30
+    weight_decay: float = 0.05
+    in_batch: float = 0.5
+    reversing: float = 0.0  # the share of a clip's draws given to its claims about time (when it has any)
+
+
+def clip_pixels(processor, frames: list[np.ndarray]) -> torch.Tensor:
+    """Every clip's frames preprocessed as ``ContrastiveAdapter`` does (images one by one): N x T x 3 x P x P."""
+    flat = processor(images=[f for clip in frames for f in clip], return_tensors="pt")["pixel_values"]
+    return flat.view(len(frames), -1, *flat.shape[1:])
+
+
+def xclip_pixels(processor, frames: list[np.ndarray]) -> torch.Tensor:
+    """Every clip preprocessed as ``XCLIPAdapter`` does (one video each): N x T x 3 x P x P."""
+    return torch.cat([processor(videos=[list(clip)], return_tensors="pt")["pixel_values"] for clip in frames])
+
+
+def clip_logits(model, pixels: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Scaled cosine similarity of mean-pooled frame embeddings and text embeddings: B x T."""
+    def features(out):
+        return out if isinstance(out, torch.Tensor) else out.pooler_output
+
+    b, t = pixels.shape[:2]
+    frames = torch.nn.functional.normalize(features(model.get_image_features(pixel_values=pixels.flatten(0, 1))),
+                                           dim=-1)
+    video = torch.nn.functional.normalize(frames.view(b, t, -1).mean(dim=1), dim=-1)
+    text = torch.nn.functional.normalize(features(model.get_text_features(input_ids=ids, attention_mask=mask)), dim=-1)
+    return model.logit_scale.exp() * video @ text.T
+
+
+def xclip_logits(model, pixels: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """X-CLIP's ``logits_per_video``: B x T."""
+    return model(input_ids=ids, attention_mask=mask, pixel_values=pixels).logits_per_video
+
+
+class Tokens:
+    """Each text tokenized once; batches padded with the tokenizer's pad token (to ``length`` when given)."""
+
+    def __init__(self, tokenizer, length: int | None = None):
+        self.tokenizer, self.length = tokenizer, length
+        self.ids: dict[str, list[int]] = {}
+
+    def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.ids]
+        if todo:
+            found = self.tokenizer(todo, truncation=self.length is not None, max_length=self.length)["input_ids"]
+            self.ids.update(zip(todo, found))
+        width = self.length or max(len(self.ids[t]) for t in texts)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(texts), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(texts), width), dtype=torch.long)
+        for i, t in enumerate(texts):
+            row = self.ids[t][:width]
+            ids[i, :len(row)] = torch.tensor(row)
+            mask[i, :len(row)] = 1
+        return ids, mask
+
+
+def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: Decoded, recipe: Recipe, seed: int,
+          tick: Callable[[int], None] = lambda n: None) -> None:
+    """Train ``model`` in place for ``recipe.steps`` steps of ``recipe.batch`` clips, each with one of its claims
+    (claims about time: with the clip played backwards too)."""
+    rng = np.random.default_rng(seed)
+    model.text_model.embeddings.token_embedding.requires_grad_(False)  # random token vectors: a fine lookup table
+    position = data.index()
+    by_video: dict[int, list] = {}
+    timed: dict[int, list] = {}
+    for example in data.split.examples:
+        by_video.setdefault(position[example.video], []).append(example)
+        if example.reverses:
+            timed.setdefault(position[example.video], []).append(example)
+    videos = np.array(sorted(by_video))
+    optimizer, schedule = optimizer_and_schedule(model, recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps)
+    model.train()
+    order = rng.permutation(videos)
+    cursor = 0
+    for _ in range(recipe.steps):
+        if cursor + recipe.batch > len(order):
+            order, cursor = rng.permutation(videos), 0
+        chosen = order[cursor:cursor + recipe.batch]
+        cursor += recipe.batch
+        rows, claims, backwards = [], [], []
+        for v in chosen:
+            pool = timed[v] if v in timed and rng.random() < recipe.reversing else by_video[v]
+            example = pool[int(rng.integers(len(pool)))]
+            styled = style(rng)
+            texts = [styled(t) for t in example.texts]
+            # a claim about time is asked of the clip and of the clip played backwards (its foil's world): the two
+            # have the same frames, so only their order can tell the captions apart
+            for flip in (False, True) if example.reverses else (False,):
+                rows.append(v)
+                claims.append(texts[1::-1] + texts[2:] if flip else texts)
+                backwards.append(flip)
+        texts = list(dict.fromkeys(t for claim in claims for t in claim))
+        column = {t: i for i, t in enumerate(texts)}
+        ids, mask = tokens.batch(texts)
+        clips = pixels[torch.as_tensor(rows)]
+        flip = torch.as_tensor(backwards)
+        clips[flip] = clips[flip].flip(1)
+        scores = logits(model, clips, ids, mask)
+        width = max(len(claim) for claim in claims)
+        asked = torch.full((len(claims), width), -1e4)
+        for i, claim in enumerate(claims):
+            asked[i, :len(claim)] = 0
+        picked = scores.gather(1, torch.tensor([[column[t] for t in claim] + [0] * (width - len(claim))
+                                                for claim in claims]))
+        hard = torch.nn.functional.cross_entropy(picked + asked, torch.zeros(len(claims), dtype=torch.long))
+        captions = list(dict.fromkeys(claim[0] for claim in claims))
+        within = scores[:, [column[c] for c in captions]]
+        targets = torch.tensor([captions.index(claim[0]) for claim in claims])
+        loss = hard + recipe.in_batch * torch.nn.functional.cross_entropy(within, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        tick(1)
+    model.eval()

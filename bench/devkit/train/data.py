@@ -1,0 +1,59 @@
+"""The training data: the world's training split decoded once, exactly as scoring decodes it, and shared by every
+model (each then preprocesses the frames with its own processor, as its adapter does).
+
+Clips are decoded with the runner's default frame policy (8 frames, ``np.linspace`` over the clip); the Vinoground
+question on two clips joined by a black gap is decoded with :func:`bench.frames.sample_joined`, as the runner does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from bench.devkit.world.files import sentence
+from bench.devkit.world.split import Split
+from bench.frames import FrameError, policy, prefetch, sample_frames, sample_joined
+from bench.items import Clip
+
+FRAME_POLICY = policy("uniform", k=8)  # bench.scoring.run.DEFAULT_POLICY, and X-CLIP's num_frames
+STYLES = (str, sentence)  # as the benchmarks' files write a caption: as is, or in sentence case with a full stop
+
+
+@dataclass
+class Decoded:
+    """The split's clips decoded: ``frames[i]`` of ``videos[i]``; ``joined[(p, order)]`` the two clips of pair
+    ``p`` in ``order`` joined by a black gap."""
+
+    split: Split
+    videos: list[str]
+    frames: list[np.ndarray]
+    joined: dict[tuple[int, tuple[int, int]], np.ndarray]
+
+    def index(self) -> dict[str, int]:
+        """Each video's position in :attr:`videos`."""
+        return {v: i for i, v in enumerate(self.videos)}
+
+
+def decode(split: Split, workers: int = 2, tick=lambda n: None) -> Decoded:
+    """Decode every clip of ``split`` (and every pair joined, in both orders) on ``workers`` threads; ``tick(n)``
+    reports progress in clips."""
+    videos = sorted({e.video for e in split.examples} | {v for p in split.pairs for v in p.videos})
+    requests = [(v, lambda v=v: sample_frames(Clip(split.path(v)), FRAME_POLICY).array) for v in videos]
+    for p, pair in enumerate(split.pairs):
+        clips = [Clip(split.path(v)) for v in pair.videos]
+        for order in ((0, 1), (1, 0)):
+            requests.append(((p, order), lambda c=clips, o=order: sample_joined([c[i] for i in o], FRAME_POLICY).array))
+    frames: dict = {}
+    for key, result in prefetch(iter(requests), workers=workers, queue_size=4 * workers):
+        if isinstance(result, FrameError):
+            raise RuntimeError(f"training split video unreadable: {result}")
+        frames[key] = result
+        tick(1)
+    return Decoded(split, videos, [frames[v] for v in videos], {k: v for k, v in frames.items() if isinstance(k, tuple)})
+
+
+def style(rng: np.random.Generator) -> Callable[[str], str]:
+    """One of the :data:`STYLES`, drawn from ``rng``."""
+    return STYLES[int(rng.integers(len(STYLES)))]

@@ -1,0 +1,24 @@
+"""The optimiser and learning-rate schedule every trained model uses: AdamW, linear warm-up, cosine decay."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def optimizer_and_schedule(model: torch.nn.Module, lr: float, weight_decay: float, warmup: int, steps: int):
+    """AdamW (weight decay on matrices only) and a schedule warming up over ``warmup`` steps, then decaying along a
+    cosine to a tenth of ``lr`` at ``steps``."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.98))
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, steps - warmup))
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

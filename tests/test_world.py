@@ -1,0 +1,115 @@
+"""The generated world below the benchmark files: every story's claims hold on its frames, counterfactual pairs are
+time reversals, the full suite has enough items per foil type, and the training split is disjoint from the suite."""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+import pytest
+
+import bench.devkit.world.benchmarks as benchmarks
+import bench.devkit.world.files as files
+from bench.devkit.world import draw, generate_sample
+from bench.devkit.world.draw import rng_for
+from bench.devkit.world.scenes import Scene
+from bench.devkit.world.split import training_split
+from bench.devkit.world.stories import FOIL_TYPES
+from bench.loaders import load
+from bench.registry import names
+from world_reader import Reader
+
+REQUIRED = ("order", "direction", "action", "attribute", "count", "relation")
+DRAWS = 8  # scenes drawn per story kind
+
+
+def _event(claim_when: str | None, fps: float) -> slice:
+    """VELOCITI's 2-s events as frame slices (whole clip for claims about several or no events)."""
+    if claim_when in ("Ev1", "Ev2"):
+        first = 2 * int(fps) * (int(claim_when[2]) - 1)
+        return slice(first, first + 2 * int(fps))
+    return slice(None)
+
+
+@pytest.mark.parametrize("kind", list(draw.KINDS))
+def test_every_claim_of_every_story_kind_is_true_and_its_foils_false(kind):
+    for i in range(DRAWS):
+        story = draw.KINDS[kind](rng_for("test_world", kind, i))
+        whole = Reader.of(story.scene.render(), story.scene.fps)
+        for claim_kind, claim in story.claims.items():
+            reader = Reader(whole.frames[_event(claim.when, whole.fps)], whole.fps)
+            assert reader.holds(claim.true), (kind, i, claim_kind, claim.true)
+            for foil in claim.false:
+                assert not whole.holds(foil), (kind, i, claim_kind, foil)
+            if claim.reverses:
+                backwards = Reader(whole.frames[::-1], whole.fps)
+                assert backwards.holds(claim.false[0]) and not backwards.holds(claim.true), (kind, i, claim_kind)
+
+
+@pytest.mark.parametrize("kind", draw.PAIRS)
+def test_counterfactual_pairs_are_each_others_foils_and_time_reversals(kind):
+    for i in range(DRAWS):
+        first, second, claim_kind = draw.pair(rng_for("test_world", "pair", kind, i), kind)
+        videos = [first.scene.render(), second.scene.render()]
+        captions = [first.true(claim_kind), second.true(claim_kind)]
+        assert first.claims[claim_kind].false == [captions[1]]
+        for v, frames in enumerate(videos):
+            reader = Reader.of(frames, first.scene.fps)
+            assert [reader.holds(c) for c in captions] == [v == 0, v == 1], (kind, i)
+        # a bag of frames cannot tell the two apart: the second video is the first played backwards
+        assert np.array_equal(videos[0][::-1], videos[1]) == (kind != "relation")
+
+
+def _scene_key(scene: Scene) -> tuple:
+    """What the rendered frames depend on (centres rounded as they are drawn)."""
+    return tuple((a.shape, tuple(a.colours), tuple(None if p is None else (round(p[0]), round(p[1]))
+                                                   for p in a.positions), tuple(a.radii)) for a in scene.actors)
+
+
+def _dry_run(make):
+    """The keys of the scenes ``make()`` renders, rendering and encoding nothing; and what it returns."""
+    keys = set()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Scene, "render", lambda scene: keys.add(_scene_key(scene)) or np.zeros((1, 2, 2, 3), np.uint8))
+        patch.setattr(files, "write_video", lambda *args, **kwargs: None)
+        patch.setattr(benchmarks, "write_video", lambda *args, **kwargs: None)
+        return make(), keys
+
+
+@pytest.fixture(scope="module")
+def full_plan(tmp_path_factory):
+    """The full suite's annotation files and the keys of all its scenes, written without encoding any video."""
+    return _dry_run(lambda: generate_sample(tmp_path_factory.mktemp("full") / "suite", "full", workers=1))
+
+
+def test_the_full_suite_has_every_subtest_and_hundreds_of_items_per_foil_type(full_plan, sample):
+    sets, _ = full_plan
+    per_type = collections.Counter()
+    for name in names():
+        full = load(name, sets[name].data_path, **sets[name].loader_options)
+        small = load(name, sample[name].data_path, **sample[name].loader_options)
+        assert set(full.counts()) == set(small.counts()), name
+        for subset, n in small.counts().items():  # SSv2-Temporal is one retrieval item: its videos grow
+            grown = len(next(it for it in full if it.subset == subset).clips) if n == 1 and name == "videocon" \
+                else full.counts()[subset]
+            assert grown >= 10 * n, (name, subset)
+        per_type.update(it.labels["foil_type"] for it in full if it.role == "main")
+    assert set(per_type) <= set(FOIL_TYPES)
+    for foil_type in REQUIRED:  # a 95% interval of at most +/-5.5 points around 50%
+        assert 1.96 * math.sqrt(0.25 / per_type[foil_type]) <= 0.055, (foil_type, per_type[foil_type])
+
+
+def test_training_split_is_deterministic_covers_every_kind_and_is_disjoint_from_the_suite(full_plan, tmp_path):
+    _, suite_keys = full_plan
+    split = training_split(tmp_path / "split", videos_per_kind=2, pairs=len(draw.PAIRS))
+    again = training_split(tmp_path / "again", videos_per_kind=2, pairs=len(draw.PAIRS))
+    assert split.examples == again.examples and split.pairs == again.pairs
+    for example in split.examples[:5]:
+        assert (tmp_path / "split" / example.video).read_bytes() == (tmp_path / "again" / example.video).read_bytes()
+    assert {e.kind.split("/")[0] for e in split.examples} == set(draw.KINDS)
+    assert set(REQUIRED) <= {e.foil_type for e in split.examples}
+    assert {p.kind for p in split.pairs} == set(draw.PAIRS)
+    assert training_split(tmp_path / "split", videos_per_kind=2, pairs=len(draw.PAIRS)).examples == split.examples
+    _, train_keys = _dry_run(lambda: training_split(tmp_path / "dry", videos_per_kind=120, pairs=120))
+    assert len(train_keys) > 1000 and not train_keys & suite_keys
