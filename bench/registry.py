@@ -106,7 +106,7 @@ register(BenchmarkSpec(
     loader="bench.loaders.vilma:load", metrics="bench.metrics.vilma",
     prompts={"entail": "yes-no", "choice": "choice"},
     published="vilma.csv", notebook="vilma.ipynb",
-    importers={"vilma": "bench.scoring.importers:import_vilma", "answers": "bench.scoring.importers:import_answers"},
+    importers={"vilma": "bench.importers.vilma:import_vilma", "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vilma", sample_layout=("data", "videos"),
     labels={"tests": _VILMA_TESTS},
 ))
@@ -115,7 +115,7 @@ register(BenchmarkSpec(
     loader="bench.loaders.vitatecs:load", metrics="bench.metrics.vitatecs",
     prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
     published="vitatecs.csv", notebook="vitatecs.ipynb",
-    importers={"answers": "bench.scoring.importers:import_answers"},
+    importers={"answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vitatecs", sample_layout=("data", "videos"),
 ))
 register(BenchmarkSpec(
@@ -123,8 +123,8 @@ register(BenchmarkSpec(
     loader="bench.loaders.velociti:load", metrics="bench.metrics.velociti",
     prompts={"entail": "velociti-entail", "choice": "velociti-mcq"},
     published="velociti.csv", notebook="velociti.ipynb",
-    importers={"velociti-closed": "bench.scoring.importers:import_velociti_closed",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"velociti-closed": "bench.importers.velociti:import_velociti_closed",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_velociti", sample_layout=("velociti.csv", "videos"),
     labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",
                         "action_adv": "action adversarial", "action_bind": "action binding",
@@ -135,8 +135,8 @@ register(BenchmarkSpec(
     loader="bench.loaders.videocon:load", metrics="bench.metrics.videocon",
     prompts={"entail": "videocon-entail", "choice": "choice"},
     published="videocon.csv", notebook="videocon.ipynb",
-    importers={"videocon": "bench.scoring.importers:import_videocon",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"videocon": "bench.importers.videocon:import_videocon",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_videocon", sample_layout=("data", "videos"),
 ))
 register(BenchmarkSpec(
@@ -144,7 +144,7 @@ register(BenchmarkSpec(
     loader="bench.loaders.vinoground:load", metrics="bench.metrics.vinoground",
     prompts={"entail": "yes-no", "choice": "vinoground-text", "video_choice": "vinoground-video"},
     published="vinoground.csv", notebook="vinoground.ipynb",
-    importers={"vinoground": "bench.scoring.importers:import_vinoground",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"vinoground": "bench.importers.vinoground:import_vinoground",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vinoground", sample_layout=(".", "."),
 ))

@@ -10,8 +10,9 @@ import pytest
 
 from bench.loaders import LoaderError, load
 from bench.metrics import metric_table
-from bench.runstore import read_run
-from bench.scoring.importers import import_run, parse_yes_no
+from bench.config import DataSource
+from bench.importers.common import import_run, parse_yes_no
+from bench.store import read_run
 
 
 def test_yes_no_parsing_follows_velociti():
@@ -24,15 +25,16 @@ def test_velociti_closed_answers(sample, tmp_path):
     n = len(load("velociti", s.data_path).items)
     preds = tmp_path / "gemini.csv"
     preds.write_text("pos_pred,neg_pred\n" + "Yes,No\n" * (n - 1) + "Yes,Yes\n")
-    run = read_run(import_run("velociti-closed", [preds], "velociti", s.data_path, tmp_path / "run", "gemini"))
-    assert run.manifest["measure"] == "answer" and run.manifest["adapter"] == "import:velociti-closed"
+    run = read_run(import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path),
+                       tmp_path / "run", "gemini"))
+    assert run.manifest["measure"] == "answer" and run.manifest["family"] == "import:velociti-closed"
     assert len(run.pair) == 2 * n and list(run.pair["answer"][:2]) == ["Yes", "No"]
     table = metric_table(load("velociti", s.data_path).items, run.pair, benchmark="velociti", measure="answer")
     strict = table[(table.metric == "StrictVLE") & (table.by == "all")].iloc[0]
     assert strict.value == pytest.approx((n - 1) / n)
     preds.write_text("pos_pred,neg_pred\nYes,No\n")
     with pytest.raises(LoaderError, match=f"1 prediction rows for {n} items"):
-        import_run("velociti-closed", [preds], "velociti", s.data_path, tmp_path / "run2", "gemini")
+        import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path), tmp_path / "run2", "gemini")
 
 
 def test_vinoground_responses(sample, tmp_path):
@@ -43,7 +45,8 @@ def test_vinoground_responses(sample, tmp_path):
                             for i in range(4) for side in ("pos", "neg")))
     video.write_text("".join(json.dumps({"idx": f"{i}_{side}", "response": "A. The first"}) + "\n"
                              for i in range(4) for side in ("pos", "neg")))
-    run = read_run(import_run("vinoground", [text, video], "vinoground", s.data_path, tmp_path / "run", "gpt-4o"))
+    run = read_run(import_run("vinoground", [text, video], DataSource.of("vinoground", s.data_path),
+                       tmp_path / "run", "gpt-4o"))
     rows = run.choice.set_index(["item_id", "axis", "query"])
     # the neg clip is asked the same question (A = pos caption) with GT "B"
     assert rows.loc[("0", "text", 1), "choice"] == 1 and rows.loc[("0", "text", 1), "options"] == [0, 1]
@@ -59,13 +62,15 @@ def test_vilma_results_json_in_every_mode(sample, tmp_path):
     keys = json.loads(ann.read_text())
     results = tmp_path / "results.json"
     results.write_text(json.dumps({k: {"scores": [2.0, 5.0]} for k in keys}))
-    sim = read_run(import_run("vilma", [results], "vilma", ann, tmp_path / "sim", "clip", mode="similarity"))
-    ppl = read_run(import_run("vilma", [results], "vilma", ann, tmp_path / "ppl", "gpt2", mode="perplexity"))
+    sim = read_run(import_run("vilma", [results], DataSource.of("vilma", ann),
+                       tmp_path / "sim", "clip", mode="similarity"))
+    ppl = read_run(import_run("vilma", [results], DataSource.of("vilma", ann),
+                       tmp_path / "ppl", "gpt2", mode="perplexity"))
     assert list(sim.pair["score"][:2]) == [2.0, 5.0] and list(ppl.pair["score"][:2]) == [-2.0, -5.0]
     assert ppl.manifest["measure"] == "neg_perplexity"
     results.write_text(json.dumps({next(iter(keys)): {"scores": [1.0]}}))
     with pytest.raises(LoaderError, match="expected 2 scores"):
-        import_run("vilma", [results], "vilma", ann, tmp_path / "bad", "clip")
+        import_run("vilma", [results], DataSource.of("vilma", ann), tmp_path / "bad", "clip")
 
 
 def test_videocon_score_csv(sample, tmp_path):
@@ -78,7 +83,7 @@ def test_videocon_score_csv(sample, tmp_path):
         writer = csv.writer(fh)
         for i, r in enumerate(records):
             writer.writerow([r["videopath"], r["caption"], 0.9 if r["match"] == "1" else 0.1 * (i % 3), 0.9, 0.1])
-    run = read_run(import_run("videocon", [scores], "videocon", data, tmp_path / "run", "owl-con",
+    run = read_run(import_run("videocon", [scores], DataSource.of("videocon", data), tmp_path / "run", "owl-con",
                               video_root=s.video_root))
     assert len(run.pair) == len(records) and run.manifest["measure"] == "p_yes"
     table = metric_table(load("videocon", data, video_root=s.video_root).items, run.pair, benchmark="videocon")

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.scoretables import choice_frame, choose, failure_frame, pair_frame
+from bench.store.schema import choice_frame, choose, failure_frame, pair_frame
 
 
 def _item(item_id="a", texts=("a cat runs", "a dog runs"), truth=((0,),), clips=None, **kw):

@@ -9,8 +9,8 @@ import pytest
 
 from bench.items import Clip, Item
 from bench.commands import metrics as cli
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import choice_frame, failure_frame, pair_frame
+from bench.metrics import Settings, metric_table
+from bench.store.schema import choice_frame, failure_frame, pair_frame
 
 
 def _parser():
@@ -65,8 +65,8 @@ def _write_run(folder, data_path, items, rows):
 
 
 def test_metrics_command_on_a_stored_run(tmp_path, capsys):
-    pytest.importorskip("bench.runstore", reason="the run store is not in the tree yet", exc_type=ImportError)
-    loaders = pytest.importorskip("bench.loaders", reason="the loaders are not in the tree yet", exc_type=ImportError)
+    from bench import loaders
+
     data = tmp_path / "Direction.jsonl"
     data.write_text("".join(json.dumps(line) + "\n" for line in VITATECS_LINES))
     items = list(loaders.load("vitatecs", data))

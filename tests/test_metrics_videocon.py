@@ -10,8 +10,8 @@ from sklearn.metrics import roc_auc_score
 
 from bench.items import Clip, Item
 from bench.metrics import chance, videocon
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics import Settings, metric_table
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=200)
 

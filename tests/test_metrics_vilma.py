@@ -10,9 +10,9 @@ from sklearn.metrics import roc_auc_score
 
 from bench.items import Clip, Item
 from bench.metrics import vilma
-from bench.metrics.correctness import item_correct
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics.dispatch import item_correct
+from bench.metrics import Settings, metric_table
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=200)
 

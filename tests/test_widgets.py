@@ -9,9 +9,9 @@ import pytest
 
 from bench.devkit.demo import score_sample
 from bench.items import Clip, Item
-from bench.metrics.flags import item_flags, score_margin
-from bench.runstore import read_run
-from bench.scoretables import pair_frame
+from bench.metrics.flags import item_flags, run_margins, run_outcomes, score_margin
+from bench.store import read_run
+from bench.store.schema import pair_frame
 from widgets import ItemBrowser, PairViewer
 from widgets.diff import changed_words, item_diff
 from widgets.linking import linked_bars, linked_scatter
@@ -54,10 +54,17 @@ def test_flags_and_margins():
     b = pair_frame([{"item_id": "i0", "clip": 0, "text": 0, "score": 0.1}, {"item_id": "i0", "clip": 0, "text": 1, "score": 0.8},
                     {"item_id": "i1", "clip": 0, "text": 0, "score": 0.7}, {"item_id": "i1", "clip": 0, "text": 1, "score": 0.3}])
     assert score_margin(items, a).round(3).tolist() == [0.3, 0.7]
-    flags = item_flags(items, {"a": (a, None), "b": (b, None)}, metric="ClassicVLE").set_index("item_id")
+    runs = {"a": (a, None), "b": (b, None)}
+    outcomes = run_outcomes(items, runs)
+    assert list(outcomes.columns) == ["run", "item_id", "metric", "value"]
+    flags = item_flags(items, outcomes, metric="ClassicVLE").set_index("item_id")
     assert flags["disagree"].tolist() == [True, False]
     assert flags["classic_not_strict"].tolist() == [True, False]  # run a: 0.4 > 0.1 but 0.4 < 0.5
-    assert flags.loc["i0", "b | ClassicVLE"] == 0 and flags.loc["i1", "a | margin"] == pytest.approx(0.7)
+    assert flags["wrong"].tolist() == [True, False]
+    b_classic = outcomes[(outcomes.run == "b") & (outcomes.metric == "ClassicVLE")].set_index("item_id")["value"]
+    assert b_classic["i0"] == 0
+    margins = run_margins(items, runs).set_index(["run", "item_id"])["margin"]
+    assert margins["a", "i1"] == pytest.approx(0.7)
 
 
 def test_browser_filters_sorts_and_navigates(browser):
@@ -69,10 +76,11 @@ def test_browser_filters_sorts_and_navigates(browser):
     expected = browser.table[browser.table["disagree"]]["item_id"].tolist()
     assert [v for _, v in browser.list.options] == expected
     browser.flag.value = "all items"
-    margin = next(o for o in browser.sort.options if "contrastive" in o)
+    margin = next(o for o in browser.sort.options if "similarity" in o)
     browser.sort.value = margin
-    column = margin.removesuffix(" (smallest first)")
-    assert [v for _, v in browser.list.options] == browser.table.sort_values(column, kind="stable")["item_id"].tolist()
+    run = margin.removesuffix(" margin (smallest first)")
+    expected = browser.margins[browser.margins.run == run].sort_values("margin", kind="stable")["item_id"].tolist()
+    assert [v for _, v in browser.list.options] == expected
     first = browser.list.value
     browser.viewer._message(browser.viewer, {"event": "next"}, [])
     assert browser.list.value == [v for _, v in browser.list.options][1]
@@ -99,8 +107,8 @@ def test_viewer_state_for_a_selected_item(browser):
     assert len(entail["scores"]) == 2 and set(entail["correct"]) >= {"ClassicVLE", "StrictVLE"}
     mc = runs["mc tiny-qwen2vl"]
     assert len(mc["scores"]) == 2 and all("→" in s for s in mc["scores"])
-    row = browser.table.set_index("item_id").loc[item_id]
-    assert entail["correct"]["ClassicVLE"] == int(row["entail tiny-qwen2vl | ClassicVLE"])
+    outcomes = browser.outcomes.set_index(["run", "item_id", "metric"])["value"]
+    assert entail["correct"]["ClassicVLE"] == int(outcomes["entail tiny-qwen2vl", item_id, "ClassicVLE"])
     assert item.texts[0] == " ".join(w for w, _ in viewer.texts[0]["words"])
 
 
@@ -136,11 +144,12 @@ def test_proxy_server_stops(tmp_path):
 
 
 def test_vilma_items_show_their_proficiency_pair(sample, tiny, tmp_path):
-    from bench.scoring.run import score
+    from bench.config import DataSource, ScoreConfig
+    from bench.scoring.runner import score
 
     s = sample["vilma"]
-    run = read_run(score("vilma", s.data_path, tiny("clip"), "contrastive", video_root=s.video_root,
-                         out=tmp_path / "run", progress=False))
+    source = DataSource.of("vilma", s.data_path, s.video_root, s.loader_options)
+    run = read_run(score(ScoreConfig(source, tiny("clip"), out=tmp_path / "run", progress=False)))
     browser = ItemBrowser([run], serve=False, proxy_folder=tmp_path / "proxies")
     assert set(browser.table["subset"]) == {it.subset for it in browser.items.values()}
     assert len(browser.table) == sum(it.role == "main" for it in browser.items.values())

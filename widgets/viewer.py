@@ -11,9 +11,8 @@ import traitlets
 
 from bench.frames import FrameError
 from bench.items import Item
-from bench.metrics.correctness import item_correct
-from bench.runstore import Run
-from bench.metrics.tables import run_label
+from bench.metrics.dispatch import item_correct
+from bench.store import Run
 from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, make_proxy
 
@@ -54,7 +53,7 @@ def run_state(item: Item, runs: Sequence[Run], correct: dict[str, dict]) -> list
     """Per run: its scores for the item as short strings and its per-metric correctness."""
     states = []
     for run in runs:
-        label = run_label(run)
+        label = run.label
         scores = []
         pair = run.pair[run.pair["item_id"] == item.item_id]
         for r in pair.itertuples():
@@ -104,7 +103,7 @@ class PairViewer(anywidget.AnyWidget):
             for run in self.run_list:
                 wide = item_correct([item], run.pair, run.choice)
                 row = wide.loc[item.item_id] if item.item_id in wide.index else {}
-                correct[run_label(run)] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
+                correct[run.label] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
         first = self.run_list[0] if self.run_list else None
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []

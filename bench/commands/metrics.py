@@ -8,6 +8,8 @@ import math
 import sys
 from typing import Any
 
+from bench.commands.options import add_command
+
 EXAMPLE = """examples:
   foilbench metrics runs/vilma-clip
   foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --alpha 0.01
@@ -53,27 +55,22 @@ def _jsonable(value: Any) -> Any:
 
 
 def compute(paths: list[str], settings, by: list[str] | None) -> list[dict]:
-    """Per run: its path, label, benchmark, metric table and coverage notes (items reloaded once per data source)."""
+    """Per run: its path, label, benchmark, metric table and coverage notes."""
     from tqdm.auto import tqdm
 
-    from bench.metrics.tables import as_items, coverage_notes, expand_items, run_label, run_table
-    from bench.runstore import load_items, read_run
+    from bench.metrics.dispatch import coverage_notes, expand_items, run_table
+    from bench.store import read_run
 
-    cache: dict[str, list] = {}
     results = []
     for path in tqdm(paths, desc="runs", unit="run", disable=len(paths) < 2):
         run = read_run(path)
         m = run.manifest
-        key = json.dumps([m.get("benchmark"), m.get("data_path"), m.get("video_root"), m.get("loader_options")],
-                         sort_keys=True, default=str)
-        if key not in cache:
-            cache[key] = as_items(load_items(run))
-        items = expand_items(cache[key], run.pair, m.get("benchmark"))
+        items = expand_items(run.items(), run.pair, m.get("benchmark"))
         notes = coverage_notes(items, run.pair, run.choice, run.failures)
         if m.get("status") != "complete":
             notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
         table = run_table(run, settings, by=by, items=items)
-        results.append({"path": str(path), "run": run_label(run), "benchmark": table["benchmark"].iloc[0],
+        results.append({"path": str(path), "run": run.label, "benchmark": table["benchmark"].iloc[0],
                         "measure": m.get("measure"), "table": table, "notes": notes})
     return results
 
@@ -82,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     """Compute and print (or dump as JSON) the metric tables of the given runs."""
     import pandas as pd
 
-    from bench.metrics.tables import Settings
+    from bench.metrics.aggregate import Settings
 
     settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed, alpha=args.alpha)
     results = compute(args.runs, settings, args.by or None)
@@ -124,16 +121,13 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` command."""
-    parser = subparsers.add_parser(
-        "metrics",
-        help="print each benchmark's metric tables (value, CI, chance, significance) for stored runs",
-        description="Compute every metric of each run's benchmark from its stored score tables: over all items, per "
-        "subset and per label breakdown, with a bootstrap confidence interval, the exact chance level of the "
-        "actual items, and a test of 'better than chance'. Missing, NaN and unparsed scores count as failures "
-        "and are counted.",
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(
+        subparsers, "metrics",
+        "print each benchmark's metric tables (value, CI, chance, significance) for stored runs",
+        "Compute every metric of each run's benchmark from its stored score tables: over all items, per subset and "
+        "per label breakdown, with a bootstrap confidence interval, the exact chance level of the actual items, and "
+        "a test of 'better than chance'. Missing, NaN and unparsed scores count as failures and are counted.",
+        EXAMPLE)
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run folder(s) written by the run store")
     parser.add_argument("--json", action="store_true", help="print one JSON object (settings, runs, rows)")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")

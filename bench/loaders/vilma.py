@@ -18,17 +18,10 @@ from typing import Any
 
 from bench.items import Clip, Item, ItemSet, resolve_video
 from bench.loaders.common import LoaderError, files_in, read_json, require
+from bench.registry import spec
 
 BENCHMARK = "vilma"
 QUVA_FPS = 30.0  # bin/normalize_fps re-encodes QUVA to 30 fps; pts windows index those frames
-# The paper's five tests (Table 2) by subtest file-stem prefix.
-TESTS: tuple[tuple[str, str], ...] = (
-    ("counting", "Action Counting"),
-    ("SRL_", "Situation Awareness"),
-    ("change-state", "Change of State"),
-    ("rare-actions", "Rare Actions"),
-    ("relations", "Spatial Relations"),
-)
 SOURCES: dict[str, str] = {
     "QUVA": "quva",
     "something-something-v2": "ssv2",
@@ -48,7 +41,7 @@ DEFAULT_DIRS: dict[str, str] = {
 
 def test_of(stem: str) -> str | None:
     """The paper's test for a subtest file stem, or ``None`` for files that are not a benchmark subtest."""
-    for prefix, name in TESTS:
+    for prefix, name in spec(BENCHMARK).labels["tests"]:
         if stem.startswith(prefix):
             return name
     return None

@@ -26,10 +26,9 @@ import pandas as pd
 from bench.items import Item
 from bench.metrics import intervals
 from bench.metrics.chance import STRICT_VLE_CHANCE, STRICT_VLE_NOTE, YES_NO_CHANCE, choice_chance, ranking_chance
-from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, beats_all, cells_status, outcome,
-                                       outcomes_frame, worst_status)
-from bench.metrics.tables import ALL, Settings, mean_of_means_row, row, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, answers_status, beats_all, cells_status, outcome,
+                                    per_item, worst_status)
+from bench.metrics.aggregate import ALL, Settings, mean_of_means_row, row, summarize, with_labels
 
 THRESHOLD = 0.5
 CONTROL = "control"
@@ -91,19 +90,7 @@ def _choice_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
 def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
     """Entailment outcomes when the pair table has rows (or no table has any), choice outcomes when the choice
     table has rows."""
-    has_pair = pair is not None and len(pair) > 0
-    has_choice = choice is not None and len(choice) > 0
-    index = ScoreIndex(pair if has_pair else pair_frame([]))
-    choices = ChoiceIndex(choice if has_choice else None)
-    rows = []
-    for it in items:
-        if it.role != "main":
-            continue
-        if has_pair or not has_choice:
-            rows += _pair_rows(it, index)
-        if has_choice:
-            rows += _choice_rows(it, choices)
-    return outcomes_frame(rows)
+    return per_item(items, pair, choice, _pair_rows, _choice_rows)
 
 
 def bias_row(out: pd.DataFrame, by: str, subset: str, settings: Settings) -> dict | None:

@@ -24,10 +24,10 @@ import pandas as pd
 from bench.items import Item
 from bench.metrics import intervals
 from bench.metrics.chance import expected_average_precision, hit_at_k_chance, ranking_chance
-from bench.metrics.correctness import ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame
+from bench.metrics.outcomes import ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame
 from bench.metrics.ranking import auroc, average_precision, hit_at_k, worst_case
-from bench.metrics.tables import ALL, Settings, row, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.aggregate import ALL, Settings, row, summarize, with_labels
+from bench.store.schema import pair_frame
 
 RETRIEVAL_KS = (1, 5, 10)
 DEFAULT_BY = ("misalignment", "source")

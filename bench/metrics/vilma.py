@@ -22,21 +22,13 @@ import pandas as pd
 from bench.items import Item
 from bench.metrics import intervals
 from bench.metrics.chance import ranking_chance
-from bench.metrics.correctness import (ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame,
-                                       worst_status)
+from bench.metrics.outcomes import (ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame,
+                                    worst_status)
 from bench.metrics.ranking import worst_case
-from bench.metrics.tables import ALL, Settings, mean_of_means_row, row, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.registry import spec
+from bench.metrics.aggregate import ALL, Settings, mean_of_means_row, row, summarize, with_labels
+from bench.store.schema import pair_frame
 
-# Subtest file stems -> the paper's five tests (Table 2 column groups).
-TESTS: tuple[tuple[str, str], ...] = (
-    ("counting", "Action Counting"),
-    ("SRL_", "Situation Awareness"),
-    ("Semantic_Role", "Situation Awareness"),
-    ("change-state", "Change of State"),
-    ("rare-actions", "Rare Actions"),
-    ("relations", "Spatial Relations"),
-)
 # A proficiency test always has one caption and one foil (BENCHMARKS.md 1.2); used when a twin is absent.
 PROFICIENCY_CHANCE = 0.5
 # bin/multi_eval.py: main scores of items whose proficiency test failed, in probability mode.
@@ -47,7 +39,7 @@ DEFAULT_BY: tuple[str, ...] = ()
 
 def test_of(subset: str) -> str:
     """The paper's test name for a subtest (file stem); unknown stems are their own test."""
-    for prefix, name in TESTS:
+    for prefix, name in spec("vilma").labels["tests"]:
         if subset.startswith(prefix):
             return name
     return subset
@@ -61,7 +53,7 @@ def _ranking(item: Item, index: ScoreIndex) -> tuple[bool, float, str]:
 
 
 def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per main item: "P" (its proficiency twin), "T" and "P+T" outcomes (see :mod:`bench.metrics.correctness`).
+    """Per main item: "P" (its proficiency twin), "T" and "P+T" outcomes (see :mod:`bench.metrics.outcomes`).
 
     Items without a twin get "T" only; a twin named but absent from ``items`` counts as missing.
     """

@@ -25,10 +25,9 @@ import pandas as pd
 
 from bench.items import Item
 from bench.metrics.chance import ANSWER_GROUP_NOTE, WINOGROUND_GROUP_CHANCE, choice_chance
-from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, cells_status, outcome,
-                                       outcomes_frame, worst_status)
-from bench.metrics.tables import Settings, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, answers_status, cells_status, outcome, per_item,
+                                    worst_status)
+from bench.metrics.aggregate import Settings, summarize, with_labels
 
 TEXT_CHANCE = 0.25
 VIDEO_CHANCE = 0.25
@@ -83,19 +82,7 @@ def _answer_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
 def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
     """Similarity outcomes when the pair table has rows (or no table has any), answer outcomes when the choice
     table has rows."""
-    has_pair = pair is not None and len(pair) > 0
-    has_choice = choice is not None and len(choice) > 0
-    index = ScoreIndex(pair if has_pair else pair_frame([]))
-    choices = ChoiceIndex(choice if has_choice else None)
-    rows = []
-    for it in items:
-        if it.role != "main":
-            continue
-        if has_pair or not has_choice:
-            rows += _similarity_rows(it, index)
-        if has_choice:
-            rows += _answer_rows(it, choices)
-    return outcomes_frame(rows)
+    return per_item(items, pair, choice, _similarity_rows, _answer_rows)
 
 
 def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,

@@ -21,10 +21,10 @@ from tqdm.auto import tqdm
 from bench.items import Item
 from bench.metrics import intervals
 from bench.metrics.chance import hit_at_k_chance, ranking_chance
-from bench.metrics.correctness import ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame
+from bench.metrics.outcomes import ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame
 from bench.metrics.ranking import target_rank
-from bench.metrics.tables import Settings, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.aggregate import Settings, summarize, with_labels
+from bench.store.schema import pair_frame
 
 RECALL_K = 10  # Table 7 reports Recall@10.
 RETRIEVAL_SUFFIX = "/retrieval"

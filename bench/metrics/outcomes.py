@@ -1,4 +1,4 @@
-"""Per-item correctness from the pair and choice tables: the first step of every metric.
+"""Per-item outcomes from the pair and choice tables: the first step of every metric.
 
 Every benchmark module turns (items, pair table, choice table) into an *outcomes* frame, one row per item and metric:
 
@@ -16,12 +16,13 @@ Ties are failures everywhere: a caption must score *strictly* above each foil.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from bench.items import Item
+from bench.store.schema import pair_frame
 
 OUTCOME_COLUMNS = ["item_id", "subset", "metric", "value", "chance", "status"]
 STATUSES = ("ok", "nan", "missing", "unparsed")
@@ -143,16 +144,24 @@ def outcomes_frame(rows: Iterable[dict]) -> pd.DataFrame:
     return df.astype({"value": float, "chance": float})
 
 
-def item_correct(items, pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None,
-                 benchmark: str | None = None) -> pd.DataFrame:
-    """Per-item correctness, one row per item and one column per metric (NaN where a metric does not apply).
+RowsOf = Callable[[Item, object], list[dict]]
 
-    ``items`` is an ItemSet or a list of Items; ``benchmark`` defaults to the items' benchmark. This is the table
-    widgets and notebooks use to pick failures.
-    """
-    from bench.metrics.tables import benchmark_outcomes
 
-    long = benchmark_outcomes(items, pair, choice, benchmark=benchmark)
-    wide = long.pivot_table(index="item_id", columns="metric", values="value", aggfunc="first", sort=False)
-    wide.columns.name = None
-    return wide
+def per_item(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None,
+             pair_rows: RowsOf | None, choice_rows: RowsOf | None) -> pd.DataFrame:
+    """The outcomes of the main items: ``pair_rows(item, ScoreIndex)`` when the pair table has rows (or no table has
+    any), ``choice_rows(item, ChoiceIndex)`` when the choice table has rows; a benchmark without one kind of rows
+    passes None for it."""
+    has_pair = pair is not None and len(pair) > 0
+    has_choice = choice is not None and len(choice) > 0
+    index = ScoreIndex(pair if has_pair else pair_frame([]))
+    choices = ChoiceIndex(choice if has_choice else None)
+    rows: list[dict] = []
+    for it in items:
+        if it.role != "main":
+            continue
+        if pair_rows is not None and (has_pair or not has_choice or choice_rows is None):
+            rows += pair_rows(it, index)
+        if choice_rows is not None and has_choice:
+            rows += choice_rows(it, choices)
+    return outcomes_frame(rows)

@@ -1,16 +1,15 @@
-"""Metric tables: rows = metric x subset, columns value / ci_low / ci_high / chance / n / significant.
+"""Aggregating per-item outcomes into metric tables: rows = metric x group, with value, interval, chance and test.
 
-:func:`summarize` aggregates an outcomes frame (see :mod:`bench.metrics.correctness`); each benchmark module adds the
-rows that are not plain means of per-item outcomes (AUROC, averages over tests, the choice bias). :func:`metric_table`
-picks the benchmark's module; :func:`run_table` does the same for a stored run.
+:func:`summarize` aggregates an outcomes frame (see :mod:`bench.metrics.outcomes`) over all items, per subset and per
+label; :func:`mean_of_means_row` averages per-group rates (the papers' "Avg." columns). Benchmark modules build on these;
+:mod:`bench.metrics.dispatch` picks the benchmark's module.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,11 +36,6 @@ class Settings:
             raise ValueError(f"n_boot must be at least 1, got {self.n_boot}")
         if not 0 < self.level < 1 or not 0 < self.alpha < 1:
             raise ValueError(f"level and alpha must lie in (0, 1), got {self.level}, {self.alpha}")
-
-
-def as_items(items: Iterable[Item]) -> list[Item]:
-    """An ItemSet or any iterable of items as a list."""
-    return list(items)
 
 
 def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float], chance: float, n: int,
@@ -138,107 +132,3 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
                "null simulation", n_missing=int((status == "missing").sum()), n_nan=int((status == "nan").sum()),
                n_unparsed=int((status == "unparsed").sum()),
                note=note or f"mean over {len(parts)} groups: {', '.join(g for g, _ in parts)}")
-
-
-def _modules() -> dict:
-    from bench.metrics import velociti, videocon, vilma, vinoground, vitatecs
-
-    return {"vilma": vilma, "vitatecs": vitatecs, "velociti": velociti, "videocon": videocon,
-            "vinoground": vinoground}
-
-
-def benchmark_of(items: Sequence[Item], benchmark: str | None = None) -> str:
-    """The benchmark name: given, or the items' own (one benchmark per call)."""
-    if benchmark:
-        name = benchmark
-    else:
-        names = {it.benchmark for it in items}
-        if len(names) != 1:
-            raise ValueError(f"items must come from one benchmark, got {sorted(names) or 'no items'}")
-        name = names.pop()
-    key = name.lower()
-    if key not in _modules():
-        raise ValueError(f"no metrics for benchmark {name!r}; known: {sorted(_modules())}")
-    return key
-
-
-def benchmark_outcomes(items: Iterable[Item], pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None,
-                       benchmark: str | None = None) -> pd.DataFrame:
-    """The outcomes frame of the items' benchmark (see :mod:`bench.metrics.correctness`)."""
-    items = as_items(items)
-    return _modules()[benchmark_of(items, benchmark)].outcomes(items, pair, choice)
-
-
-def metric_table(items: Iterable[Item], pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None, *,
-                 benchmark: str | None = None, measure: str | None = None, settings: Settings = Settings(),
-                 by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Every metric of the items' benchmark with interval, chance level and test.
-
-    ``measure`` is the run's score measure (``bench.scoretables.MEASURES``); probability-only metrics (ViLMA's
-    precision and AUROC) need ``"p_yes"``. ``by`` overrides the benchmark's default label breakdowns.
-    """
-    items = as_items(items)
-    module = _modules()[benchmark_of(items, benchmark)]
-    return module.table(items, pair, choice, measure=measure, settings=settings, by=by)
-
-
-def expand_items(items: Iterable[Item], pair: pd.DataFrame | None, benchmark: str | None = None) -> list[Item]:
-    """The items plus those a benchmark derives from them for whole-set metrics and the run scored (VITATECS'
-    retrieval items); items already present are not repeated."""
-    items = as_items(items)
-    derive = getattr(_modules()[benchmark_of(items, benchmark)], "derived_items", None)
-    if derive is None or pair is None or not len(pair):
-        return items
-    known = {it.item_id for it in items}
-    return items + [it for it in derive(items, set(pair["item_id"])) if it.item_id not in known]
-
-
-def coverage_notes(items: Iterable[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None,
-                   failures: pd.DataFrame | None = None) -> list[str]:
-    """What did not line up between the items and the score tables (items scored nowhere, unknown ids, failures)."""
-    items = as_items(items)
-    ids = {it.item_id for it in items}
-    scored: set[str] = set()
-    notes = []
-    for name, table in (("pair", pair), ("choice", choice)):
-        if table is not None and len(table):
-            present = set(table["item_id"])
-            scored |= present
-            unknown = present - ids
-            if unknown:
-                notes.append(f"{len(unknown)} item id(s) in the {name} table are not among the items and were "
-                             f"ignored, e.g. {sorted(unknown)[:3]}")
-    unscored = ids - scored
-    if unscored:
-        notes.append(f"{len(unscored)} of {len(ids)} items have no score at all and count as failures, "
-                     f"e.g. {sorted(unscored)[:3]}")
-    if failures is not None and len(failures):
-        reasons = failures.groupby("stage").size().to_dict()
-        notes.append(f"{len(failures)} scoring failure(s) recorded by the run ({reasons}); those items count as "
-                     f"failures")
-    return notes
-
-
-def run_table(run, settings: Settings = Settings(), by: Sequence[str] | None = None,
-              items: Sequence[Item] | None = None) -> pd.DataFrame:
-    """The metric table of a stored run (``bench.runstore.Run``), with ``run`` and ``benchmark`` columns first.
-
-    ``items`` defaults to the run's items reloaded with ``bench.runstore.load_items``; derived items the run scored
-    are added (:func:`expand_items`).
-    """
-    manifest = run.manifest
-    if items is None:
-        from bench.runstore import load_items
-
-        items = load_items(run)
-    items = expand_items(items, run.pair, manifest.get("benchmark"))
-    table = metric_table(items, run.pair, run.choice, benchmark=manifest.get("benchmark"),
-                         measure=manifest.get("measure"), settings=settings, by=by)
-    table.insert(0, "run", run_label(run))
-    table.insert(1, "benchmark", benchmark_of(items, manifest.get("benchmark")))
-    return table
-
-
-def run_label(run) -> str:
-    """The run's short name for tables: the manifest's ``name``, else its folder name."""
-    return str(run.manifest.get("name") or Path(str(run.path)).name)
