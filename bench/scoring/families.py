@@ -29,7 +29,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "GPT-2, OPT...: log-likelihood of each text, no video"),
 )}
 # Model types whose family is not found from the transformers mappings below.
-MODEL_TYPES: dict[str, str] = {"x_clip": "xclip"}
+MODEL_TYPES: dict[str, str] = {"xclip": "xclip"}
 
 
 def family_of_config(config) -> str | None:
