@@ -38,8 +38,7 @@ def naive(family: str, protocol_name: str, model: str, sources: list[DataSource]
         protocol = make_protocol(protocol_name, spec(source.benchmark))
         for it in source.load():
             for request, _ in protocol.requests(it):
-                if hasattr(backend, "_texts"):
-                    backend._texts.clear()
+                backend.reset()
                 ref = request.video
                 frames = sample_frames(it.clips[ref[1][0]], frame_policy).array
                 backend.answer([request], {ref: frames}, 1)

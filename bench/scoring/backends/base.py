@@ -32,6 +32,9 @@ class Backend:
         model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
         self.model = model.to(self.device).eval()
 
+    def reset(self) -> None:
+        """Forget what the backend cached between calls (text embeddings, likelihoods)."""
+
     def prepare(self, answers: Sequence[str]) -> None:
         """Check, before any scoring, that the backend can score these answer words (Video-LLMs override this)."""
 

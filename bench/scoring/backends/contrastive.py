@@ -29,6 +29,9 @@ class ContrastiveBackend(Backend):
         self.load("AutoModel")
         self._texts: dict[str, np.ndarray] = {}
 
+    def reset(self) -> None:
+        self._texts.clear()
+
     @torch.inference_mode()
     def embed_texts(self, texts: Sequence[str], batch_size: int) -> dict[str, np.ndarray]:
         """Normalised text embeddings, each distinct text computed once per model."""

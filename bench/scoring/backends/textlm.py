@@ -26,6 +26,9 @@ class TextLMBackend(Backend):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self._cache: dict[str, tuple[float, float, int]] = {}
 
+    def reset(self) -> None:
+        self._cache.clear()
+
     @torch.inference_mode()
     def loglik(self, texts: Sequence[str], batch_size: int) -> dict[str, tuple[float, float, int]]:
         """(sum, mean, count) of token log-likelihoods per text, the first token conditioned on BOS/EOS."""
