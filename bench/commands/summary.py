@@ -12,16 +12,24 @@ EXAMPLE = """example:
   foilbench summary vilma ../shared/realdata/vilma
   foilbench summary vitatecs data/VITATECS/data --video-root data/VITATECS/videos
   foilbench summary vilma data/vilma -o valid_only=false
+  foilbench summary velociti data/velociti.json --video-root videos -o allow_outside_root=true
 """
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text."""
+    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text.
+
+    Which options a loader takes (and their types) is checked by the loader itself
+    (:func:`bench.loaders.common.check_options`), before any file is read.
+    """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
+        key = key.strip()
         if not sep or not key:
-            raise ValueError(f"loader option must look like KEY=VALUE, got {pair!r}")
+            raise ValueError(f"option must look like KEY=VALUE, got {pair!r}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -77,5 +85,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("path", help="annotation file or folder as released")
     parser.add_argument("--video-root", help="folder the benchmark's video paths are relative to")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="loader option, repeatable (e.g. valid_only=false for ViLMA)")
+                        help="loader option, repeatable (e.g. valid_only=false for ViLMA; allow_outside_root=true "
+                        "for video paths outside --video-root)")
     parser.set_defaults(func=run)
