@@ -49,7 +49,12 @@ class LoaderError(ValueError):
 
 
 def read_text(path: Path) -> str:
-    """The file as text: UTF-8 with an optional byte-order mark; other bytes name their line and byte offset."""
+    """The file as text: UTF-8 with an optional byte-order mark; other bytes name their line and byte offset.
+
+    Only regular files are opened (a FIFO would block, a device never end).
+    """
+    if not path.is_file():
+        raise LoaderError(path, None, "no such file" if not path.exists() else "not a regular file")
     data = path.read_bytes()
     skip = len(BOM) if data.startswith(BOM) else 0
     try:
@@ -99,7 +104,7 @@ def _find(data: Any, problem_of: Callable[[Any], str | None]) -> tuple[list, str
             for key, item in value.items():
                 problem = problem_of(key)
                 if problem:
-                    return steps, f"a key: {problem}"
+                    return steps + [key], f"in the key itself: {problem}"
             stack.extend((steps + [key], item) for key, item in reversed(value.items()))
         elif isinstance(value, list):
             stack.extend((steps + [i], item) for i, item in reversed(list(enumerate(value))))
@@ -336,7 +341,7 @@ class VideoRoot:
         try:
             return resolve_video(self.folder, relative, allow_outside=self.allow_outside)
         except OutsideRoot as err:
-            raise LoaderError(path, where, f"field {field!r}: {err} (pass -o allow_outside_root=true to allow it)") \
+            raise LoaderError(path, where, f"field {field!r}: {err}; pass -o allow_outside_root=true to allow it") \
                 from None
 
 

@@ -103,6 +103,8 @@ def _csv_path(path: Path) -> Path:
         path = path / "vinoground.csv"
         if not path.is_file():
             raise LoaderError(path.parent, None, "no vinoground.csv in this folder")
+    elif not path.is_file():
+        raise LoaderError(path, None, "not a regular file or folder; expected vinoground.csv or its folder")
     elif path.suffix.lower() == ".json":
         raise LoaderError(path, None, "give vinoground.csv or its folder; the score JSONs are read from beside it")
     return path

@@ -1,9 +1,10 @@
 """VITATECS (Li et al., ECCV 2024): the six aspect JSONL files of ``lscpku/VITATECS`` ``data/``.
 
 Each line is ``{src_dataset, video_name, caption, counterfactual, aspect}``; items are ids ``"<Aspect>/<line>"``.
-Videos are ``<video_root>/<src_dataset>/<video_name>``. A line that repeats an earlier line exactly (27 do in ``data/``)
-is kept as released, as the official evaluation counts it, and listed in the notes. VATEX names encode the clip's place in its YouTube video as
-``<11-char id>_<start 6 digits>_<end 6 digits>.mp4``: kept as labels (the file itself is the clip).
+Videos are ``<video_root>/<src_dataset>/<video_name>``. VATEX names encode the clip's place in its YouTube video as
+``<11-char id>_<start 6 digits>_<end 6 digits>.mp4``: kept as labels (the file itself is the clip). A line that
+repeats an earlier line exactly (27 do in ``data/``) is kept as released, as the official evaluation counts it, and
+listed in the notes.
 """
 
 from __future__ import annotations
