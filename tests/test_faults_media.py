@@ -97,7 +97,7 @@ CASES: dict[str, tuple[Callable[[Path, dict], Path], str]] = {
     "garbage_header": (_bytes("tail", lambda b: b"\xff" * 64 + b[64:]), "^" + UNREADABLE + "$"),
     "text_file": (_bytes("tail", lambda b: b"this is not a video\n" * 10), "^" + UNREADABLE + "$"),
     "random_bytes": (_bytes("tail", lambda b: np.random.default_rng(1).bytes(4096)), "^" + UNREADABLE + "$"),
-    "flipped_bytes_in_the_data": (_bytes("head", _flip_middle), r"^corrupt video data after frame \d+ \("),
+    "flipped_bytes_in_the_data": (_bytes("head", _flip_middle), r"^corrupt video data at frame \d+ \("),
 }
 
 

@@ -187,7 +187,7 @@ def _pyav_read(path: str, indices: list[int], size: tuple[int, int] | None) -> n
                     break
     except av.error.FFmpegError as err:
         problem = _mp4_problem(path)
-        raise FrameError(path, problem or f"corrupt video data after frame {i} ({_av_reason(err)})") from None
+        raise FrameError(path, problem or f"corrupt video data at frame {i + 1} ({_av_reason(err)})") from None
     missing = [indices[p] for p, img in enumerate(out) if img is None]
     if missing:
         problem = _mp4_problem(path)
