@@ -37,7 +37,8 @@ def add_source(parser: argparse.ArgumentParser, *, positional: bool = True) -> N
         parser.add_argument("--data", required=True, help="annotation file or folder, as released")
     parser.add_argument("--video-root", help="folder the benchmark's video paths are relative to")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="loader option, repeatable (e.g. valid_only=false for ViLMA)")
+                        help="loader option, repeatable (e.g. valid_only=false for ViLMA; allow_outside_root=true "
+                        "for video paths outside --video-root)")
 
 
 def source_of(args: argparse.Namespace) -> DataSource:
@@ -46,12 +47,19 @@ def source_of(args: argparse.Namespace) -> DataSource:
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text."""
+    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text.
+
+    Which options a loader takes (and their types) is checked by the loader itself
+    (:func:`bench.loaders.common.check_options`), before any file is read.
+    """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
+        key = key.strip()
         if not sep or not key:
             raise ValueError(f"option must look like KEY=VALUE, got {pair!r}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
