@@ -197,14 +197,30 @@ def test_proxy_memory_stays_bounded_on_a_large_video(tmp_path):
         assert sum(1 for _ in container.decode(stream)) == frames and result["offset"] == 0
 
 
-def test_proxy_server_stops(tmp_path):
-    server = ProxyServer(tmp_path)
-    (tmp_path / "a.txt").write_text("hi")
-    with urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=5) as response:
-        assert response.read() == b"hi"
-    server.stop()
-    with pytest.raises(OSError):
-        urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=2)
+def test_viewers_with_different_proxy_folders_share_the_server(tmp_path):
+    source = _counting_clip(tmp_path / "count.mp4", frames=20)
+    item = Item("velociti", "x", "agent_bind", (Clip(str(source)),), ("a", "b"), ((0,),))
+    urls = []
+    for name in ("first", "second"):
+        viewer = PairViewer([], proxy_folder=tmp_path / name)
+        viewer.show(item, {})
+        assert viewer.clips[0]["error"] == "" and len(list((tmp_path / name).glob("*.mp4"))) == 1
+        urls.append(viewer.clips[0]["url"])
+        with urllib.request.urlopen(viewer.clips[0]["url"], timeout=10) as response:
+            assert response.read() == next((tmp_path / name).glob("*.mp4")).read_bytes()
+    assert urls[0] != urls[1] and urls[0].rsplit("/", 1)[0] == urls[1].rsplit("/", 1)[0]
+    ProxyServer.shared().stop()
+
+
+def test_a_symlink_in_place_of_a_proxy_is_refused(tmp_path):
+    source = _counting_clip(tmp_path / "count.mp4", frames=20)
+    clip = Clip(str(source))
+    (tmp_path / "proxies").mkdir()
+    proxy_path(clip, tmp_path / "proxies").symlink_to(source)
+    viewer = PairViewer([], proxy_folder=tmp_path / "proxies")
+    viewer.show(Item("velociti", "x", "agent_bind", (clip,), ("a", "b"), ((0,),)), {})
+    assert viewer.clips[0]["url"] == "" and "symlinks refused" in viewer.clips[0]["error"]
+    ProxyServer.shared().stop()
 
 
 def test_vilma_items_show_their_proficiency_pair(sample, tiny, tmp_path):
