@@ -14,7 +14,7 @@ from bench.items import Item
 from bench.metrics.dispatch import item_correct
 from bench.store import Run
 from widgets.diff import item_diff
-from widgets.proxy import ProxyServer, make_proxy
+from widgets.proxy import ProxyServer, RefusedFile, make_proxy
 
 HERE = Path(__file__).parent
 
@@ -38,6 +38,8 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
             state["sampled"] = [i / source_fps - offset for i in sampled.get(str(c), [])]
         except FrameError as err:
             state["error"] = err.reason
+        except RefusedFile as err:
+            state["error"] = str(err)
         states.append(state)
     return states
 
@@ -83,9 +85,15 @@ class PairViewer(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.run_list = list(runs)
         self.proxy_folder = proxy_folder
-        self.server = ProxyServer.shared(proxy_folder) if serve else None
+        self.serve = serve
         self._navigate: list[Callable[[str], None]] = []
         self.on_msg(self._message)
+
+    @property
+    def server(self) -> ProxyServer | None:
+        """The kernel's proxy server (one for every viewer and proxy folder; restarted if it died), or ``None`` when
+        not serving."""
+        return ProxyServer.shared() if self.serve else None
 
     def _message(self, _widget, content, _buffers) -> None:
         for callback in self._navigate:
