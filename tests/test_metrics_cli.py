@@ -35,7 +35,7 @@ def test_format_table_marks_significance_and_percentages():
     text = cli.format_table(table)
     lines = text.splitlines()
     assert "run" not in lines[0]  # one run: no run column
-    assert "100.0*" in text and "[100.0, 100.0]" in text and "50.0" in text
+    assert "100.0*" in text and "[83.2, 100.0]" in text and "50.0" in text  # 20 of 20: Clopper-Pearson
 
 
 VITATECS_LINES = [
@@ -77,6 +77,9 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
                  {"item_id": it.item_id, "clip": 0, "text": 1 - cap, "score": 0.5}]
     _write_run(tmp_path / "run", data, items, rows)
 
+    defaults = _parser().parse_args(["metrics", str(tmp_path / "run")])
+    assert defaults.ties == "official" and defaults.bootstrap == Settings().n_boot
+    assert defaults.level == Settings().level
     args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "100"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
