@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         }
         json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
         print()
+        sys.stdout.flush()  # a closed pipe raises here, inside the command, where the CLI ends quietly
         return 0
     by_benchmark: dict[str, list[dict]] = {}
     for r in results:
@@ -139,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         for metric, note in zip(notes["metric"], notes["note"]):
             print(f"  {metric}: {note}")
         print()
+    sys.stdout.flush()
     return 0
 
 
