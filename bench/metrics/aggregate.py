@@ -27,6 +27,7 @@ MEAN_METRICS = frozenset({"AP"})
 BINOMIAL = "exact binomial"
 MOVER = "MOVER (Clopper-Pearson per group)"
 BOOTSTRAP = "bootstrap"
+BOUNDED = "Clopper-Pearson on the mean (no bootstrap spread)"
 MCNEMAR = "exact McNemar (two-sided)"
 TWO_SIDED_TESTS = frozenset({MCNEMAR})
 UNINFORMATIVE = "none: chance is 100%"
@@ -74,6 +75,19 @@ def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float]
             "test": test, "note": note}
 
 
+def resampled(value: float, samples: np.ndarray, n: int, chance: float,
+              settings: Settings) -> tuple[tuple[float, float], float, str]:
+    """(interval, p-value, test) of a statistic in [0, 1] from its bootstrap replicates; when the replicates have no
+    spread (every item alike, e.g. all wrong at n = 4) the bootstrap says nothing, and the Clopper-Pearson interval of
+    the mean over ``n`` units (its dual test at ``chance``) is used instead of a collapsed [v, v]."""
+    finite = samples[~np.isnan(samples)] if len(samples) else samples
+    if len(finite) and np.ptp(finite) > 0:
+        return (intervals.bootstrap_interval(finite, settings.level), intervals.bootstrap_p_value(finite, chance),
+                BOOTSTRAP)
+    return (intervals.clopper_pearson(value * n, n, settings.level), intervals.binomial_p_value(value * n, n, chance),
+            BOUNDED)
+
+
 def _counted(group: pd.DataFrame) -> pd.DataFrame:
     return group[~group["dropped"]] if "dropped" in group.columns else group
 
@@ -107,10 +121,9 @@ def summarize_group(metric: str, by: str, subset: str, group: pd.DataFrame, sett
     chance = float(counted["chance"].mean()) if n else float("nan")
     extra = {**_counts(group), "strict": _strict(group)}
     if metric in MEAN_METRICS:
-        samples = intervals.bootstrap_means(values, settings.n_boot, settings.seed)
-        ci = intervals.bootstrap_interval(samples, settings.level)
-        return row(metric, by, subset, value, ci, chance, n, intervals.bootstrap_p_value(samples, chance), settings,
-                   BOOTSTRAP, note=note, **extra)
+        ci, p_value, test = resampled(value, intervals.bootstrap_means(values, settings.n_boot, settings.seed), n,
+                                      chance, settings)
+        return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, note=note, **extra)
     ci = intervals.clopper_pearson(float(values.sum()), n, settings.level)
     if n and chance >= 1.0 - 1e-12:
         return row(metric, by, subset, value, ci, chance, n, float("nan"), settings, UNINFORMATIVE,

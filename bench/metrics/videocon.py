@@ -34,7 +34,7 @@ import pandas as pd
 
 from bench.items import Item
 from bench.metrics import intervals
-from bench.metrics.aggregate import ALL, BOOTSTRAP, Settings, row, summarize, with_labels
+from bench.metrics.aggregate import ALL, Settings, resampled, row, summarize, with_labels
 from bench.metrics.chance import choice_chance, expected_average_precision, hit_at_k_chance, ranking_chance
 from bench.metrics.legacy_sort import introsort_argsort
 from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
@@ -198,8 +198,8 @@ def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFr
 
 def _bootstrap_row(metric: str, by: str, subset: str, value: float, samples: np.ndarray, chance: float, n: int,
                    settings: Settings, **extra) -> dict:
-    return row(metric, by, subset, value, intervals.bootstrap_interval(samples, settings.level), chance, n,
-               intervals.bootstrap_p_value(samples, chance), settings, BOOTSTRAP, **extra)
+    ci, p_value, test = resampled(value, samples, n, chance, settings)
+    return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, **extra)
 
 
 def auroc_row(group: pd.DataFrame, by: str, subset: str, settings: Settings, ties: str = DEFAULT_TIES) -> dict:

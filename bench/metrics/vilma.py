@@ -27,7 +27,7 @@ import pandas as pd
 
 from bench.items import Item
 from bench.metrics import intervals
-from bench.metrics.aggregate import (ALL, BINOMIAL, BOOTSTRAP, Settings, mean_of_means_row, row, summarize,
+from bench.metrics.aggregate import (ALL, BINOMIAL, Settings, mean_of_means_row, resampled, row, summarize,
                                      with_holm, with_labels)
 from bench.metrics.chance import choice_chance, ranking_chance
 from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
@@ -192,9 +192,10 @@ def _probability_rows(flat: pd.DataFrame, by: str, subset: str, prefix: str, set
             p_value = intervals.binomial_p_value(k, n, chance)
         else:
             column = samples[:, 0 if name == "min(p_c, p_f)" else 1]
-            ci, test = intervals.bootstrap_interval(column, settings.level), BOOTSTRAP
             chance = min(prevalence, 1 - prevalence) if name == "min(p_c, p_f)" else 0.5
-            p_value = float("nan") if name == "min(p_c, p_f)" else intervals.bootstrap_p_value(column, chance)
+            ci, p_value, test = resampled(values[name], column, len(unit_ids), chance, settings)
+            if name == "min(p_c, p_f)":
+                p_value = float("nan")
         if prefix:
             p_value, chance, test = float("nan"), float("nan"), test
             note = "scores of items failing P overwritten (bin/multi_eval.py); no defined chance"
