@@ -88,7 +88,7 @@ class ContrastiveBackend(Backend):
 
     def _logit_scale(self) -> float:
         scale = getattr(self.model, "logit_scale", None)
-        return float(scale.exp()) if scale is not None else 1.0
+        return float(scale.detach().exp()) if scale is not None else 1.0
 
     def answer(self, requests: Sequence[Match], videos: Videos, batch_size: int) -> np.ndarray:
         refs = list(dict.fromkeys(r.video for r in requests))
