@@ -88,3 +88,76 @@ def test_videocon_score_csv(sample, tmp_path):
     assert len(run.pair) == len(records) and run.manifest["measure"] == "p_yes"
     table = metric_table(load("videocon", data, video_root=s.video_root).items, run.pair, benchmark="videocon")
     assert table[(table.metric == "mAP") & (table.by == "all")]["value"].iloc[0] == pytest.approx(1.0)
+
+
+def _vilma_results(path, keys, scores):
+    path.write_text(json.dumps({k: {"scores": scores} for k in keys}))
+    return path
+
+
+def test_vilma_main_and_proficiency_in_one_import_give_p_and_t(sample, tmp_path):
+    s = sample["vilma"]
+    ann = s.data_path / "relations.json"
+    keys = json.loads(ann.read_text())
+    main = _vilma_results(tmp_path / "main.json", keys, [5.0, 2.0])
+    prof = _vilma_results(tmp_path / "prof.json", keys, [3.0, 1.0])
+    run = read_run(import_run("vilma", [main], DataSource.of("vilma", ann), tmp_path / "run", "clip",
+                              extra_files=[prof], proficiency=[prof]))
+    assert str(prof.resolve()) in run.manifest["imported_from"]
+    table = metric_table(run.items(), run.pair, benchmark="vilma").set_index(["metric", "by"])
+    for metric in ("P", "T", "P+T"):
+        row = table.loc[(metric, "all")]
+        assert row["value"] == 1.0 and row["n_missing"] == 0 and row["n"] == len(
+            [it for it in run.items() if it.role == "main"])
+
+
+def test_vilma_keys_resolve_per_file_and_ambiguous_keys_name_their_subtests(sample, tmp_path):
+    s = sample["vilma"]
+    folder = s.data_path  # relations.json and SRL_Action_Replacement_Top_1000.json share keys "0" and "1"
+    rel, ar = (set(json.loads((folder / f"{stem}.json").read_text()))
+               for stem in ("relations", "SRL_Action_Replacement_Top_1000"))
+    shared = sorted(rel & ar)
+    assert shared
+    source = DataSource.of("vilma", folder)
+    items = {it.item_id: it for it in source.load().items}
+    results = _vilma_results(tmp_path / "rel.json", sorted(rel), [4.0, 1.0])
+    with pytest.raises(LoaderError, match="relations, SRL_Action_Replacement_Top_1000|SRL_Action_Replacement_Top_1000"
+                                          ", relations"):
+        import_run("vilma", [results], source, tmp_path / "ambiguous", "clip")
+    run = read_run(import_run("vilma", [f"relations={results}"], source, tmp_path / "run", "clip"))
+    scored = set(run.pair["item_id"])
+    assert scored == {i for i in items if i.startswith("relations/") and items[i].role == "main"}
+    with pytest.raises(ValueError, match="no subtest 'relation'"):
+        import_run("vilma", [f"relation={results}"], source, tmp_path / "typo", "clip")
+
+
+def test_importing_into_a_stored_run_is_one_clear_error(sample, tmp_path):
+    import subprocess
+    import sys
+
+    s = sample["vilma"]
+    ann = s.data_path / "relations.json"
+    results = _vilma_results(tmp_path / "main.json", json.loads(ann.read_text()), [5.0, 2.0])
+    command = [sys.executable, "-m", "bench", "import", "vilma", str(results), "--benchmark", "vilma", "--data",
+               str(ann), "--model-name", "clip", "--out", str(tmp_path / "run")]
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert again.stderr.strip().count("\n") == 0 and "already stored here" in again.stderr
+
+
+def test_velociti_unparsed_answers_leave_the_official_denominator(sample, tmp_path):
+    s = sample["velociti"]
+    items = load("velociti", s.data_path).items
+    n = len(items)
+    preds = tmp_path / "gemini.csv"
+    preds.write_text("pos_pred,neg_pred\n" + "Yes,No\n" * (n - 2) + "Yes,error\nNo,No\n")
+    run = read_run(import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path),
+                              tmp_path / "run", "gemini"))
+    official = metric_table(items, run.pair, benchmark="velociti", measure="answer")
+    row = official[(official.metric == "StrictVLE") & (official.by == "all")].iloc[0]
+    # closed_model_metrics.py: (n - 2) right among the n - 1 rows whose answers both parse
+    assert row.value == pytest.approx((n - 2) / (n - 1)) and row.n == n - 1
+    assert (row.n_unparsed, row.n_dropped) == (1, 1) and row.strict == pytest.approx((n - 2) / n)
+    strict = metric_table(items, run.pair, benchmark="velociti", measure="answer", ties="strict")
+    assert strict[(strict.metric == "StrictVLE") & (strict.by == "all")].iloc[0].value == pytest.approx((n - 2) / n)

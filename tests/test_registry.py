@@ -13,7 +13,8 @@ from bench.config import DataSource, ScoreConfig
 from bench.items import Clip, Item, ItemSet, resolve_video
 from bench.metrics.aggregate import Settings, summarize
 from bench.metrics.dispatch import run_table
-from bench.metrics.outcomes import ScoreIndex, beats_all, cells_status, false_texts, outcome, per_item
+from bench.metrics.outcomes import ScoreIndex, cells_status, false_texts, outcome, per_item
+from bench.metrics.ties import decide
 from bench.store import read_run
 
 TOY = __name__
@@ -31,18 +32,19 @@ def load(path, video_root=None) -> ItemSet:
     return ItemSet("toy", str(path), items)
 
 
-def _rows(item, index: ScoreIndex) -> list[dict]:
+def _rows(item, index: ScoreIndex, ties: str) -> list[dict]:
     scores, present = index.matrix(item)
-    return [outcome(item.item_id, item.subset, "toy accuracy", beats_all(scores[0], [0], false_texts(item, 0)),
+    return [outcome(item.item_id, item.subset, "toy accuracy", decide(scores[0], [0], false_texts(item, 0), ties,
+                                                                      "strict"),
                     0.5, cells_status(scores[0], present[0]))]
 
 
-def outcomes(items, pair, choice=None) -> pd.DataFrame:
-    return per_item(items, pair, choice, _rows, None)
+def outcomes(items, pair, choice=None, *, ties="official") -> pd.DataFrame:
+    return per_item(items, pair, choice, lambda it, index: _rows(it, index, ties), None)
 
 
-def table(items, pair, choice=None, *, measure=None, settings=Settings(), by=None) -> pd.DataFrame:
-    return summarize(outcomes(items, pair, choice), settings)
+def table(items, pair, choice=None, *, measure=None, settings=Settings(), by=None, ties="official") -> pd.DataFrame:
+    return summarize(outcomes(items, pair, choice, ties=ties), settings)
 
 
 @pytest.fixture()

@@ -40,13 +40,12 @@ def score_sample(home: Path, samples: dict, progress: bool = True) -> list[Path]
 
 def headline(runs: list[Path]) -> str:
     """Each run's overall metrics: value, confidence interval, chance level and significance."""
-    from bench.metrics.aggregate import Settings
     from bench.metrics.dispatch import run_table
     from bench.store import read_run
 
     lines = []
     for path in runs:
-        table = run_table(read_run(path), Settings(n_boot=200))
+        table = run_table(read_run(path))
         overall = table[table["by"] == "all"]
         lines.append(f"{table['benchmark'].iloc[0]:10s} {table['run'].iloc[0]}")
         for row in overall.itertuples():

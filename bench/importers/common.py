@@ -20,6 +20,7 @@ from bench.items import Item
 from bench.loaders.common import LoaderError, read_csv_rows, read_jsonl
 from bench.registry import names, resolve, spec
 from bench.store import RunWriter
+from bench.store.run import MANIFEST
 
 
 def parse_yes_no(answer: str) -> float:
@@ -58,6 +59,15 @@ def import_answers(items: Sequence[Item], files: Sequence[Path], **_: object) ->
     return pair, [], "answer"
 
 
+def labelled_path(entry: str | Path) -> tuple[str | None, Path]:
+    """``(label, path)`` of a file given as ``PATH`` or ``LABEL=PATH`` (an existing file named with "=" wins)."""
+    text = str(entry)
+    if Path(text).is_file() or "=" not in text:
+        return None, Path(text)
+    label, _, path = text.partition("=")
+    return label, Path(path)
+
+
 def formats() -> dict[str, list[str]]:
     """Every import format with the benchmarks that accept it."""
     found: dict[str, list[str]] = {}
@@ -68,19 +78,27 @@ def formats() -> dict[str, list[str]]:
 
 
 def import_run(fmt: str, files: Sequence[str | Path], source: DataSource, out: str | Path, model_name: str,
-               **options: object) -> Path:
-    """Import ``files`` of format ``fmt`` as a run of ``model_name`` on ``source``; returns the run folder."""
+               *, extra_files: Sequence[str | Path] = (), **options: object) -> Path:
+    """Import ``files`` of format ``fmt`` as a run of ``model_name`` on ``source``; returns the run folder.
+
+    ``extra_files`` are files an option names (ViLMA's proficiency results), checked and recorded like ``files``.
+    A folder that already holds a run is an error: every file of one run is imported by one call.
+    """
     benchmark = spec(source.benchmark)
     if fmt not in benchmark.importers:
         raise ValueError(f"{benchmark.title} imports {', '.join(sorted(benchmark.importers))}, not {fmt!r}")
-    paths = [Path(f) for f in files]
+    paths = [labelled_path(f)[1] for f in (*files, *extra_files)]
     for p in paths:
         if not p.is_file():
             raise FileNotFoundError(f"{p}: no such file")
+    if (Path(out) / MANIFEST).is_file():
+        raise FileExistsError(f"{out}: a run is already stored here; import every file of a run in one command "
+                              "(ViLMA: main results and --proficiency together) or choose another --out")
     items = source.load().items
-    pair, choice, measure = resolve(benchmark.importers[fmt])(items, paths, **options)
+    given = [Path(f) if labelled_path(f)[0] is None else str(f) for f in files]  # "LABEL=PATH" stays a string
+    pair, choice, measure = resolve(benchmark.importers[fmt])(items, given, **options)
     manifest = Manifest.for_source(source, model=model_name, family=f"import:{fmt}", measure=measure,
-                                   name=model_name, options=dict(options), versions=versions(),
+                                   name=model_name, options={k: v for k, v in options.items()}, versions=versions(),
                                    imported_from=[str(p.resolve()) for p in paths])
     scored = {r["item_id"] for r in pair} | {r["item_id"] for r in choice}
     manifest.n_items = len(scored)

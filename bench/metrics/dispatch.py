@@ -12,7 +12,8 @@ from typing import Iterable, Protocol, Sequence
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.aggregate import Settings
+from bench.metrics.aggregate import Settings, with_holm
+from bench.metrics.ties import DEFAULT_TIES, check
 from bench.registry import spec
 
 
@@ -20,16 +21,17 @@ class MetricModule(Protocol):
     """What a benchmark's metric module provides.
 
     ``outcomes`` gives one row per (item, metric) (see :mod:`bench.metrics.outcomes`); ``table`` aggregates every
-    metric of the benchmark (see :mod:`bench.metrics.aggregate`); ``derived_items`` (optional) adds items a run can
-    score beside the loaded ones (VITATECS' retrieval items).
+    metric of the benchmark (see :mod:`bench.metrics.aggregate`); both read the pair and the choice table, whichever
+    a protocol produced, and take the tie policy ``ties`` (:mod:`bench.metrics.ties`). ``derived_items`` (optional)
+    adds items a run can score beside the loaded ones (VITATECS' retrieval items).
     """
 
-    def outcomes(self, items: Sequence[Item], pair: pd.DataFrame | None,
-                 choice: pd.DataFrame | None = None) -> pd.DataFrame: ...
+    def outcomes(self, items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
+                 ties: str = DEFAULT_TIES) -> pd.DataFrame: ...
 
     def table(self, items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
-              measure: str | None = None, settings: Settings = Settings(),
-              by: Sequence[str] | None = None) -> pd.DataFrame: ...
+              measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None,
+              ties: str = DEFAULT_TIES) -> pd.DataFrame: ...
 
 
 def benchmark_of(items: Sequence[Item], benchmark: str | None = None) -> str:
@@ -48,29 +50,32 @@ def module_for(benchmark: str) -> MetricModule:
 
 
 def benchmark_outcomes(items: Iterable[Item], pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None,
-                       benchmark: str | None = None) -> pd.DataFrame:
-    """The outcomes frame of the items' benchmark (see :mod:`bench.metrics.outcomes`)."""
+                       benchmark: str | None = None, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """The outcomes frame of the items' benchmark (see :mod:`bench.metrics.outcomes`) under tie policy ``ties``."""
     items = list(items)
-    return module_for(benchmark_of(items, benchmark)).outcomes(items, pair, choice)
+    return module_for(benchmark_of(items, benchmark)).outcomes(items, pair, choice, ties=check(ties))
 
 
 def metric_table(items: Iterable[Item], pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None, *,
                  benchmark: str | None = None, measure: str | None = None, settings: Settings = Settings(),
-                 by: Sequence[str] | None = None) -> pd.DataFrame:
-    """Every metric of the items' benchmark with interval, chance level and test.
+                 by: Sequence[str] | None = None, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """Every metric of the items' benchmark with interval, chance level, test and Holm-corrected flag.
 
-    ``measure`` is the run's score measure (``bench.store.schema.MEASURES``); probability-only metrics (ViLMA's
-    precision and AUROC) need ``"p_yes"``. ``by`` overrides the benchmark's default label breakdowns.
+    ``ties`` is the tie policy (``official`` by default; every row also carries its ``strict`` value and ``n_tie``,
+    the items a tie decided). ``measure`` is the run's score measure (``bench.store.schema.MEASURES``);
+    probability-only metrics (ViLMA's precision and AUROC) need ``"p_yes"``. ``by`` overrides the benchmark's default
+    label breakdowns.
     """
     items = list(items)
     module = module_for(benchmark_of(items, benchmark))
-    return module.table(items, pair, choice, measure=measure, settings=settings, by=by)
+    table = module.table(items, pair, choice, measure=measure, settings=settings, by=by, ties=check(ties))
+    return with_holm(table, settings)
 
 
 def item_correct(items: Iterable[Item], pair: pd.DataFrame | None = None, choice: pd.DataFrame | None = None,
-                 benchmark: str | None = None) -> pd.DataFrame:
+                 benchmark: str | None = None, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Per-item correctness, one row per item and one column per metric (NaN where a metric does not apply)."""
-    long = benchmark_outcomes(items, pair, choice, benchmark=benchmark)
+    long = benchmark_outcomes(items, pair, choice, benchmark=benchmark, ties=ties)
     wide = long.pivot_table(index="item_id", columns="metric", values="value", aggfunc="first", sort=False)
     wide.columns.name = None
     return wide
@@ -113,15 +118,16 @@ def coverage_notes(items: Iterable[Item], pair: pd.DataFrame | None, choice: pd.
 
 
 def run_table(run, settings: Settings = Settings(), by: Sequence[str] | None = None,
-              items: Sequence[Item] | None = None) -> pd.DataFrame:
-    """The metric table of a stored run (``bench.store.Run``), with ``run`` and ``benchmark`` columns first.
+              items: Sequence[Item] | None = None, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """The metric table of a stored run (``bench.store.Run``), with ``run`` and ``benchmark`` columns first: the one
+    table every command, the report and the demo print for a run (same run and settings, same numbers).
 
     ``items`` defaults to the items the run stored; derived items the run scored are added (:func:`expand_items`).
     """
     benchmark = run.manifest.get("benchmark")
     items = expand_items(run.items() if items is None else items, run.pair, benchmark)
     table = metric_table(items, run.pair, run.choice, benchmark=benchmark, measure=run.manifest.get("measure"),
-                         settings=settings, by=by)
+                         settings=settings, by=by, ties=ties)
     table.insert(0, "run", run.label)
     table.insert(1, "benchmark", benchmark_of(items, benchmark))
     return table

@@ -41,8 +41,8 @@ PROMPTS: dict[str, str] = {
 }
 # Ours, where a benchmark names no prompt of its own (``BenchmarkSpec.prompts``).
 FALLBACK = {"entail": "yes-no", "choice": "choice"}
-# lmms-eval's VITATECS task shows each option as ``sent.capitalize()`` with a trailing "."
-OPTION_STYLE = {"vitatecs-mc": lambda text: text.capitalize() + "."}
+# lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
+OPTION_STYLE = {"vitatecs-mc": lambda text: (text if text.endswith(".") else text + ".").capitalize()}
 
 
 def fields(template: str) -> set[str]:

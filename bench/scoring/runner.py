@@ -236,7 +236,8 @@ def score(config: ScoreConfig) -> Path:
         print(f"scoring {len(items)} items of {benchmark.title} with {config.model} ({family}, {protocol.name}) "
               f"on {device}", file=sys.stderr)
     torch.manual_seed(config.seed)
-    backend = load_backend(family, config.model, device=device, dtype=config.dtype, **config.options)
+    options = benchmark.backend_defaults(family, config.options)
+    backend = load_backend(family, config.model, device=device, dtype=config.dtype, **options)
     backend.prepare(protocol.answers)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, config.model)
     details = backend.describe()
@@ -245,7 +246,7 @@ def score(config: ScoreConfig) -> Path:
         name=config.name or out.name, revision=details.get("revision"), dtype=config.dtype, device=device,
         batch_size=config.batch_size, frame_policy=frame_policy.describe(), frame_backend=config.decoder,
         frame_size=list(config.size) if config.size else None, prompt=protocol.describe(), seed=config.seed,
-        limit=config.limit, options=dict(config.options), details=details, versions=versions(), n_items=len(items))
+        limit=config.limit, options=options, details=details, versions=versions(), n_items=len(items))
     writer = RunWriter(out, manifest, items, retry_failures=config.retry_failures)
     chunks = [items[i:i + config.chunk_size] for i in range(0, len(items), config.chunk_size)]
     chunks = [todo for chunk in chunks if (todo := [it for it in chunk if it.item_id not in writer.done])]
