@@ -5,11 +5,16 @@ a stored run may be resumed)."""
 from __future__ import annotations
 
 import json
+import platform
+import subprocess
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench import __version__
+from bench.paths import PROJECT_ROOT
 from bench.registry import spec
 
 
@@ -129,3 +134,19 @@ class Manifest:
         known = {f.name for f in fields(cls)} - {"extra"}
         return cls(**{k: v for k, v in data.items() if k in known},
                    extra={k: v for k, v in data.items() if k not in known})
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of the project and of the libraries that decide the scores, for manifests."""
+    found: dict[str, str | None] = {"foilbench": __version__, "python": platform.python_version()}
+    for package in ("torch", "transformers", "decord", "av", "numpy"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    try:
+        found["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True,
+                                             text=True, timeout=10).stdout.strip() or None
+    except OSError:
+        found["git_commit"] = None
+    return found

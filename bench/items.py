@@ -7,7 +7,9 @@ misalignment, source...) ride along as plain values so that every breakdown is a
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,20 @@ import pandas as pd
 
 TIME_UNITS = ("sec", "pts")
 ROLES = ("main", "proficiency")
+# Control characters and unpaired surrogates; newline, carriage return and tab are allowed in texts.
+BAD_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+CHARACTER_NAMES = {0: "NUL", 8: "backspace", 12: "form feed", 27: "escape", 127: "delete"}
+
+
+def bad_character(text: str) -> str | None:
+    """What is wrong with the first control character or unpaired surrogate in ``text``, or None."""
+    found = BAD_CHARACTER.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    kind = "unpaired surrogate" if 0xD800 <= code <= 0xDFFF else "control character"
+    name = f" ({CHARACTER_NAMES[code]})" if code in CHARACTER_NAMES else ""
+    return f"{kind} U+{code:04X}{name} at character {found.start()}; only newline and tab are allowed in texts"
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,11 @@ class Clip:
             raise ValueError(f"Clip.unit must be one of {TIME_UNITS}, got {self.unit!r}")
         if self.unit == "pts" and not self.fps:
             raise ValueError("a 'pts' window needs the frame rate it refers to (fps)")
+        if any(v is not None and not (math.isfinite(v) and v >= 0) for v in (self.start, self.end)):
+            raise ValueError(f"clip window must be finite and >= 0, got start={self.start!r}, end={self.end!r} "
+                             f"({self.path})")
+        if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
+            raise ValueError(f"clip fps must be a finite number > 0, got {self.fps!r} ({self.path})")
         if self.start is not None and self.end is not None and self.end < self.start:
             raise ValueError(f"clip window ends before it starts: {self.start} > {self.end} ({self.path})")
 
@@ -79,6 +100,10 @@ class Item:
             raise ValueError(f"{where}: no texts")
         if any(not isinstance(t, str) or not t.strip() for t in self.texts):
             raise ValueError(f"{where}: every text must be a non-empty string, got {list(self.texts)!r}")
+        for n, text in enumerate(self.texts):
+            problem = bad_character(text)
+            if problem:
+                raise ValueError(f"{where}: text {n}: {problem}")
         if len(self.truth) != len(self.clips):
             raise ValueError(f"{where}: truth has {len(self.truth)} rows for {len(self.clips)} clips")
         for row in self.truth:
@@ -158,8 +183,23 @@ def items_frame(items: Iterable[Item]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def resolve_video(root: str | os.PathLike | None, relative: str) -> tuple[str, bool | None]:
-    """Join ``relative`` to ``root`` and say whether the file exists (``None`` without a root)."""
+class OutsideRoot(ValueError):
+    """A video path that leaves the video root."""
+
+
+def resolve_video(root: str | os.PathLike | None, relative: str, *,
+                  allow_outside: bool = False) -> tuple[str, bool | None]:
+    """Join ``relative`` to ``root`` and say whether the file exists (``None`` without a root).
+
+    A path that leaves the root as written (absolute, or climbing out with ``..``; the current folder stands for a
+    missing root) raises :class:`OutsideRoot` unless ``allow_outside``. Symbolic links are not followed for the
+    check: a link inside the root may point anywhere.
+    """
+    if not allow_outside:
+        base = os.path.abspath(root if root is not None else os.curdir)
+        if os.path.commonpath([base, os.path.abspath(os.path.join(base, relative))]) != base:
+            where = f"the video root {str(root)!r}" if root is not None else "the current folder (no video root given)"
+            raise OutsideRoot(f"video path {relative!r} leaves {where}")
     if root is None:
         return relative, None
     path = Path(root) / relative

@@ -37,6 +37,8 @@ class BenchmarkSpec:
     ``sample_writer``: ``write(folder, size)`` for the generated world; ``sample_layout``: (annotation path, video
     root) inside that folder.
     ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
+    ``backend_options``: model family -> the backend options the paper's own code implies (e.g. the contrastive
+    ``pooling``); options given to a run (``-b KEY=VALUE``) override them, and the manifest records the result.
     """
 
     name: str
@@ -51,6 +53,11 @@ class BenchmarkSpec:
     sample_writer: str | None = None
     sample_layout: tuple[str, str] = ("data", "videos")
     labels: Mapping[str, Any] = field(default_factory=dict)
+    backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def backend_defaults(self, family: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The backend options of a run of ``family`` on this benchmark: this spec's defaults, then ``given``."""
+        return {**self.backend_options.get(family, {}), **(given or {})}
 
     def load(self, path, video_root=None, **options):
         """The benchmark's items read from ``path`` (a file or folder as released)."""
@@ -106,37 +113,43 @@ register(BenchmarkSpec(
     loader="bench.loaders.vilma:load", metrics="bench.metrics.vilma",
     prompts={"entail": "yes-no", "choice": "choice"},
     published="vilma.csv", notebook="vilma.ipynb",
-    importers={"vilma": "bench.scoring.importers:import_vilma", "answers": "bench.scoring.importers:import_answers"},
+    importers={"vilma": "bench.importers.vilma:import_vilma", "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vilma", sample_layout=("data", "videos"),
     labels={"tests": _VILMA_TESTS},
+    # models/image/run_clip.py L144-155: per-frame softmax over the item's texts, averaged over frames
+    backend_options={"contrastive": {"pooling": "frame_softmax"}},
 ))
 register(BenchmarkSpec(
     name="vitatecs", title="VITATECS", paper="Li et al., 2023",
     loader="bench.loaders.vitatecs:load", metrics="bench.metrics.vitatecs",
     prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
     published="vitatecs.csv", notebook="vitatecs.ipynb",
-    importers={"answers": "bench.scoring.importers:import_answers"},
+    importers={"answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vitatecs", sample_layout=("data", "videos"),
+    # CLIP4Clip mean pooling (X-CLIP/modules/modeling.py L392-394): normalise frames, average, normalise
+    backend_options={"contrastive": {"pooling": "normalized_mean"}},
 ))
 register(BenchmarkSpec(
     name="velociti", title="VELOCITI", paper="Saravanan et al.",
     loader="bench.loaders.velociti:load", metrics="bench.metrics.velociti",
     prompts={"entail": "velociti-entail", "choice": "velociti-mcq"},
     published="velociti.csv", notebook="velociti.ipynb",
-    importers={"velociti-closed": "bench.scoring.importers:import_velociti_closed",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"velociti-closed": "bench.importers.velociti:import_velociti_closed",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_velociti", sample_layout=("velociti.csv", "videos"),
     labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",
                         "action_adv": "action adversarial", "action_bind": "action binding",
                         "chrono": "event chronology"}},
+    # clip_eval.py L131-136: raw frame features averaged, then normalised
+    backend_options={"contrastive": {"pooling": "raw_mean"}},
 ))
 register(BenchmarkSpec(
     name="videocon", title="VideoCon", paper="Bansal et al.",
     loader="bench.loaders.videocon:load", metrics="bench.metrics.videocon",
     prompts={"entail": "videocon-entail", "choice": "choice"},
     published="videocon.csv", notebook="videocon.ipynb",
-    importers={"videocon": "bench.scoring.importers:import_videocon",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"videocon": "bench.importers.videocon:import_videocon",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_videocon", sample_layout=("data", "videos"),
 ))
 register(BenchmarkSpec(
@@ -144,7 +157,7 @@ register(BenchmarkSpec(
     loader="bench.loaders.vinoground:load", metrics="bench.metrics.vinoground",
     prompts={"entail": "yes-no", "choice": "vinoground-text", "video_choice": "vinoground-video"},
     published="vinoground.csv", notebook="vinoground.ipynb",
-    importers={"vinoground": "bench.scoring.importers:import_vinoground",
-               "answers": "bench.scoring.importers:import_answers"},
+    importers={"vinoground": "bench.importers.vinoground:import_vinoground",
+               "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vinoground", sample_layout=(".", "."),
 ))

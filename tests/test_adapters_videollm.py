@@ -1,5 +1,5 @@
-"""Video-LLM adapters (Qwen2-VL, LLaVA-OneVision, Video-LLaVA) with tiny offline models, against direct, unbatched,
-unpadded computations with the model."""
+"""The Video-LLM backend (Qwen2-VL, LLaVA-OneVision, Video-LLaVA) through the entail and mc protocols, with tiny
+offline models, against direct, unbatched, unpadded computations with the model."""
 
 from __future__ import annotations
 
@@ -7,14 +7,27 @@ import numpy as np
 import pytest
 import torch
 
-from bench.frames import policy
+from bench.frames import policy, sample_frames, sample_joined
 from bench.loaders import load
-from bench.scoretables import choice_frame, pair_frame
-from bench.scoring.adapters import adapter_class, videollm
-from bench.scoring.run import DirectFrames
+from bench.registry import spec
+from bench.scoring import prompts
+from bench.scoring.backends import videollm
+from bench.scoring.families import load_backend
+from bench.scoring.protocols import make_protocol
+from bench.scoring.runner import answer_items
+from bench.store.schema import choice_frame, pair_frame
 
 FAMILIES = ["qwen2vl", "llava_onevision", "video_llava"]
-UNIFORM = DirectFrames(policy("uniform", k=4))
+UNIFORM = policy("uniform", k=4)
+ENTAIL = make_protocol("entail", spec("velociti"))
+
+
+def clip_frames(item, clip):
+    return sample_frames(item.clips[clip], UNIFORM).array
+
+
+def backend(path, **options):
+    return load_backend("videollm", path, **options)
 
 
 def items_of(sample, name, n=None, subset=None):
@@ -48,18 +61,18 @@ def spy_forward(adapter) -> list[dict]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny, family):
-    adapter = adapter_class("entail")(tiny(family), benchmark="velociti")
+    adapter = backend(tiny(family))
     items = items_of(sample, "velociti", 3)
-    scored = adapter.score(items, UNIFORM, batch_size=4)
+    scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
     assert len(scored.pair) == 6 and all(0.0 < r["score"] < 1.0 for r in scored.pair)
     yes, no = adapter.answer_ids(["Yes", "No"])
     tok = adapter.processor.tokenizer
     assert tok.decode([yes]).strip() == "Yes" and tok.decode([no]).strip() == "No" and yes != no
     for row in scored.pair:
         it = next(i for i in items if i.item_id == row["item_id"])
-        prompt = adapter.render(adapter.template.format(caption=it.texts[row["text"]]), True)
+        prompt = adapter.render(ENTAIL.template.format(caption=it.texts[row["text"]]), True)
         assert "Here is a caption that describes the video: " + it.texts[row["text"]] in prompt
-        logits = reference_logits(adapter, prompt, UNIFORM.clip(it, row["clip"]).array)
+        logits = reference_logits(adapter, prompt, clip_frames(it, row["clip"]))
         assert (row["logit_yes"], row["logit_no"]) == pytest.approx((logits[-1, yes].item(), logits[-1, no].item()),
                                                                     abs=1e-4)
         assert (row["logit_yes"], row["logit_no"]) != pytest.approx((logits[-2, yes].item(), logits[-2, no].item()),
@@ -74,12 +87,12 @@ def test_batched_kv_reused_and_whole_scores_agree(sample, tiny, family):
     items = items_of(sample, "velociti", 4) + items_of(sample, "vinoground", 1)
     results = {}
     for reuse in ("kv", "none"):
-        adapter = adapter_class("entail")(tiny(family), benchmark="velociti", reuse=reuse)
+        adapter = backend(tiny(family), reuse=reuse)
         assert adapter.describe()["reuse"] == reuse
         for batch_size in (1, 5):
             calls = spy_forward(adapter)
-            results[reuse, batch_size] = [(r["logit_yes"], r["logit_no"]) for r in adapter.score(items, UNIFORM,
-                                                                                                   batch_size).pair]
+            scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size)
+            results[reuse, batch_size] = [(r["logit_yes"], r["logit_no"]) for r in scored.pair]
             with_pixels = sum(c["shape"][0] for c in calls if c["pixels"])
             if reuse == "kv":
                 assert with_pixels == 6, "each of the 6 clips goes through the model once"
@@ -94,9 +107,10 @@ def test_batched_kv_reused_and_whole_scores_agree(sample, tiny, family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_multiple_choice_asks_both_orders_of_texts_and_of_joined_videos(sample, tiny, family):
-    adapter = adapter_class("mc")(tiny(family), benchmark="vinoground")
+    adapter = backend(tiny(family))
+    choice = make_protocol("mc", spec("vinoground"))
     items = items_of(sample, "vinoground", 2)
-    scored = adapter.score(items, UNIFORM, batch_size=3)
+    scored = answer_items(adapter, choice, items, UNIFORM, batch_size=3)
     letters = adapter.answer_ids(["A", "B"])
     assert [adapter.processor.tokenizer.decode([t]).strip() for t in letters] == ["A", "B"]
     assert adapter.describe()["answer_tokens"] == {"A": letters[0], "B": letters[1]}
@@ -112,13 +126,14 @@ def test_multiple_choice_asks_both_orders_of_texts_and_of_joined_videos(sample, 
     it = items[1]
     text_row = next(r for r in scored.choice if (r["item_id"], r["axis"], r["query"], r["options"])
                     == (it.item_id, "text", 1, [1, 0]))
-    question = adapter.template.format(option_a=it.texts[1], option_b=it.texts[0])
-    logits = reference_logits(adapter, adapter.render(question, True), UNIFORM.clip(it, 1).array)[-1]
+    question = choice.template.format(option_a=it.texts[1], option_b=it.texts[0])
+    logits = reference_logits(adapter, adapter.render(question, True), clip_frames(it, 1))[-1]
     assert text_row["logits"] == pytest.approx(logits[letters].tolist(), abs=1e-4)
     video_row = next(r for r in scored.choice if (r["item_id"], r["axis"], r["query"], r["options"])
                      == (it.item_id, "video", 0, [1, 0]))
-    question = videollm.prompts.PROMPTS["vinoground-video"].format(caption=it.texts[0])
-    logits = reference_logits(adapter, adapter.render(question, True), UNIFORM.joined(it, (1, 0)).array)[-1]
+    question = prompts.PROMPTS["vinoground-video"].format(caption=it.texts[0])
+    joined = sample_joined([it.clips[1], it.clips[0]], UNIFORM).array
+    logits = reference_logits(adapter, adapter.render(question, True), joined)[-1]
     assert video_row["logits"] == pytest.approx(logits[letters].tolist(), abs=1e-4)
 
 
@@ -126,8 +141,9 @@ def test_five_options_take_every_cyclic_order_with_five_letters(sample, tiny):
     items = items_of(sample, "videocon", 2, subset="atp_hard")
     found = {}
     for reuse in ("kv", "none"):
-        adapter = adapter_class("mc")(tiny("video_llava"), benchmark="videocon", reuse=reuse)
-        found[reuse] = adapter.score(items, DirectFrames(policy("uniform", k=2)), batch_size=4).choice
+        adapter = backend(tiny("video_llava"), reuse=reuse)
+        found[reuse] = answer_items(adapter, make_protocol("mc", spec("videocon")), items, policy("uniform", k=2),
+                                    batch_size=4).choice
     rows = found["kv"]
     assert len(rows) == 10 and all(len(r["logits"]) == 5 for r in rows)
     assert sorted(tuple(r["options"]) for r in rows if r["item_id"] == items[0].item_id) == [
@@ -139,13 +155,13 @@ def test_five_options_take_every_cyclic_order_with_five_letters(sample, tiny):
 
 @pytest.mark.parametrize("family", ["qwen2vl", "llava_onevision"])
 def test_blind_runs_send_the_prompts_without_video(sample, tiny, family):
-    adapter = adapter_class("entail")(tiny(family), benchmark="velociti")
+    adapter = backend(tiny(family))
     items = items_of(sample, "velociti", 2)
     calls = spy_forward(adapter)
-    scored = adapter.score(items, DirectFrames(policy("none")), batch_size=2)
+    scored = answer_items(adapter, ENTAIL, items, policy("none"), batch_size=2)
     assert len(scored.pair) == 4 and not any(c["pixels"] for c in calls)
     row = scored.pair[1]
-    prompt = adapter.render(adapter.template.format(caption=items[0].texts[row["text"]]), False)
+    prompt = adapter.render(ENTAIL.template.format(caption=items[0].texts[row["text"]]), False)
     assert adapter.processor.video_token not in prompt
     logits = reference_logits(adapter, prompt, None)[-1]
     yes, no = adapter.answer_ids(["Yes", "No"])
@@ -154,9 +170,9 @@ def test_blind_runs_send_the_prompts_without_video(sample, tiny, family):
 
 def test_requests_are_processed_one_by_one_when_the_placeholder_expansion_cannot_be_reproduced(sample, tiny,
                                                                                                monkeypatch):
-    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
+    adapter = backend(tiny("qwen2vl"))
     items = items_of(sample, "velociti", 2)
-    shared = [r["score"] for r in adapter.score(items, UNIFORM, batch_size=4).pair]
+    shared = [r["score"] for r in answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4).pair]
     processed = []
     process = adapter._process
     monkeypatch.setattr(adapter, "_process", lambda p, f: processed.append(p) or process(p, f))
@@ -165,13 +181,14 @@ def test_requests_are_processed_one_by_one_when_the_placeholder_expansion_cannot
         raise ValueError("the processor inserts more than the placeholder")
 
     monkeypatch.setattr(adapter, "_expand", differs)
-    alone = [r["score"] for r in adapter.score(items, UNIFORM, batch_size=4).pair]
+    alone = [r["score"] for r in answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4).pair]
     assert len(processed) == 4
     assert alone == pytest.approx(shared, abs=1e-5)
 
 
 def test_answer_token_when_the_assistant_turn_does_not_extend_the_generation_prompt(tiny):
-    adapter = adapter_class("entail")(tiny("llava_onevision"))
+    adapter = backend(tiny("llava_onevision"))
+    adapter.prepare(["Yes", "No"])
     assert adapter.describe()["answer_token_source"] == {"Yes": "template", "No": "template"}
     template = adapter.processor.chat_template
     adapter.processor.chat_template = template.replace(
@@ -186,7 +203,7 @@ def test_answer_token_when_the_assistant_turn_does_not_extend_the_generation_pro
 
 
 def test_answers_must_be_single_distinct_tokens(tiny):
-    adapter = adapter_class("entail")(tiny("qwen2vl"))
+    adapter = backend(tiny("qwen2vl"))
     with pytest.raises(ValueError, match="not a single token"):
         adapter.answer_id("Perhaps")
     with pytest.raises(ValueError, match="share tokens"):
@@ -195,21 +212,24 @@ def test_answers_must_be_single_distinct_tokens(tiny):
 
 def test_reuse_mode_is_checked_and_auto_falls_back_for_untested_families(tiny, monkeypatch):
     with pytest.raises(ValueError, match="reuse must be one of"):
-        adapter_class("entail")(tiny("qwen2vl"), reuse="sometimes")
-    assert adapter_class("entail")(tiny("qwen2vl")).reuse == "kv"
+        backend(tiny("qwen2vl"), reuse="sometimes")
+    assert backend(tiny("qwen2vl")).reuse == "kv"
     monkeypatch.setattr(videollm, "KV_FAMILIES", frozenset())
-    assert adapter_class("entail")(tiny("qwen2vl")).reuse == "none"
+    assert backend(tiny("qwen2vl")).reuse == "none"
 
 
 def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp_path):
-    from bench.runstore import read_run
-    from bench.scoring.run import score
+    from bench.config import DataSource, ScoreConfig
+    from bench.scoring.runner import score
+    from bench.store import read_run
 
     s = sample["vinoground"]
-    out = score("vinoground", s.data_path, tiny("llava_onevision"), "mc", video_root=s.video_root,
-                frame_policy=policy("uniform", k=4), out=tmp_path / "run", batch_size=4, limit=2, progress=False)
+    source = DataSource.of("vinoground", s.data_path, s.video_root)
+    out = score(ScoreConfig(source, tiny("llava_onevision"), protocol="mc", frames="uniform:k=4",
+                            out=tmp_path / "run", batch_size=4, limit=2, progress=False))
     run = read_run(out)
     assert len(run.choice) == 16 and run.failures.empty
+    assert run.manifest["family"] == "videollm" and run.manifest["protocol"] == "mc"
     assert run.manifest["prompt"]["name"] == "vinoground-text"
-    assert run.manifest["adapter_details"]["reuse"] == "kv"
-    assert set(run.manifest["adapter_details"]["answer_tokens"]) == {"A", "B"}
+    assert run.manifest["details"]["reuse"] == "kv"
+    assert set(run.manifest["details"]["answer_tokens"]) == {"A", "B"}

@@ -75,7 +75,40 @@ def test_policy_arguments_are_checked():
     with pytest.raises(ValueError, match=r"unknown \['fps'\]"):
         policy("uniform", k=4, fps=2)
     assert parse_policy("fps:fps=1,max_frames=12") == policy("fps", fps=1, max_frames=12)
+    assert parse_policy(" uniform: k = 8 ") == policy("uniform", k=8)
     assert policy("uniform", k=8).describe() == {"name": "uniform", "k": 8}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("uniform:k=abc", "frame policy 'uniform': k must be a positive integer, got 'abc'"),
+    ("uniform:k=0", "frame policy 'uniform': k must be a positive integer, got 0"),
+    ("segment_midpoints:k=-3", "frame policy 'segment_midpoints': k must be a positive integer, got -3"),
+    ("consecutive:k=2.5", "frame policy 'consecutive': k must be a positive integer, got 2.5"),
+    ("uniform:k=true", "frame policy 'uniform': k must be a positive integer, got True"),
+    ("uniform:k=[8]", r"frame policy 'uniform': k must be a positive integer, got \[8\]"),
+    ("fps:fps=0", "frame policy 'fps': fps must be a finite number > 0, got 0"),
+    ("fps:fps=-1.5", "frame policy 'fps': fps must be a finite number > 0, got -1.5"),
+    ("fps:fps=NaN", "frame policy 'fps': fps must be a finite number > 0, got nan"),
+    ("fps:fps=Infinity", "frame policy 'fps': fps must be a finite number > 0, got inf"),
+    ("fps:fps=1,max_frames=0", "frame policy 'fps': max_frames must be a positive integer, got 0"),
+    ("consecutive:k=8,seed=x", "frame policy 'consecutive': seed must be an integer, got 'x'"),
+    ("single:mode=sideways", "frame policy 'single': mode must be 'middle' or 'random', got 'sideways'"),
+    ("blur:k=3", "unknown frame policy 'blur'; choose one of consecutive, fps, none, quarter_seconds"),
+    ("", "unknown frame policy ''"),
+    ("uniform:k", "frame policy parameter must be KEY=VALUE, got 'k' in 'uniform:k'"),
+    ("uniform:=8", "frame policy parameter must be KEY=VALUE, got '=8'"),
+    ("uniform:k=8,k=4", "frame policy parameter 'k' given twice in 'uniform:k=8,k=4'"),
+    ("none:k=1", r"frame policy 'none' takes no parameters; missing \[\], unknown \['k'\]"),
+])
+def test_bad_policies_are_one_line_errors_before_any_video_is_read(text, message):
+    with pytest.raises(ValueError, match="^" + message) as caught:
+        parse_policy(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_rate_above_the_video_rate_takes_every_frame_once():
+    assert select("fps", 60, fps=10**9) == (list(range(60)), [])
+    assert select("fps", 60, fps=10) == (list(range(60)), [])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,8 +10,9 @@ import pytest
 
 from bench.loaders import LoaderError, load
 from bench.metrics import metric_table
-from bench.runstore import read_run
-from bench.scoring.importers import import_run, parse_yes_no
+from bench.config import DataSource
+from bench.importers.common import import_run, parse_yes_no
+from bench.store import read_run
 
 
 def test_yes_no_parsing_follows_velociti():
@@ -24,15 +25,16 @@ def test_velociti_closed_answers(sample, tmp_path):
     n = len(load("velociti", s.data_path).items)
     preds = tmp_path / "gemini.csv"
     preds.write_text("pos_pred,neg_pred\n" + "Yes,No\n" * (n - 1) + "Yes,Yes\n")
-    run = read_run(import_run("velociti-closed", [preds], "velociti", s.data_path, tmp_path / "run", "gemini"))
-    assert run.manifest["measure"] == "answer" and run.manifest["adapter"] == "import:velociti-closed"
+    run = read_run(import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path),
+                       tmp_path / "run", "gemini"))
+    assert run.manifest["measure"] == "answer" and run.manifest["family"] == "import:velociti-closed"
     assert len(run.pair) == 2 * n and list(run.pair["answer"][:2]) == ["Yes", "No"]
     table = metric_table(load("velociti", s.data_path).items, run.pair, benchmark="velociti", measure="answer")
     strict = table[(table.metric == "StrictVLE") & (table.by == "all")].iloc[0]
     assert strict.value == pytest.approx((n - 1) / n)
     preds.write_text("pos_pred,neg_pred\nYes,No\n")
     with pytest.raises(LoaderError, match=f"1 prediction rows for {n} items"):
-        import_run("velociti-closed", [preds], "velociti", s.data_path, tmp_path / "run2", "gemini")
+        import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path), tmp_path / "run2", "gemini")
 
 
 def test_vinoground_responses(sample, tmp_path):
@@ -43,7 +45,8 @@ def test_vinoground_responses(sample, tmp_path):
                             for i in range(4) for side in ("pos", "neg")))
     video.write_text("".join(json.dumps({"idx": f"{i}_{side}", "response": "A. The first"}) + "\n"
                              for i in range(4) for side in ("pos", "neg")))
-    run = read_run(import_run("vinoground", [text, video], "vinoground", s.data_path, tmp_path / "run", "gpt-4o"))
+    run = read_run(import_run("vinoground", [text, video], DataSource.of("vinoground", s.data_path),
+                       tmp_path / "run", "gpt-4o"))
     rows = run.choice.set_index(["item_id", "axis", "query"])
     # the neg clip is asked the same question (A = pos caption) with GT "B"
     assert rows.loc[("0", "text", 1), "choice"] == 1 and rows.loc[("0", "text", 1), "options"] == [0, 1]
@@ -59,13 +62,15 @@ def test_vilma_results_json_in_every_mode(sample, tmp_path):
     keys = json.loads(ann.read_text())
     results = tmp_path / "results.json"
     results.write_text(json.dumps({k: {"scores": [2.0, 5.0]} for k in keys}))
-    sim = read_run(import_run("vilma", [results], "vilma", ann, tmp_path / "sim", "clip", mode="similarity"))
-    ppl = read_run(import_run("vilma", [results], "vilma", ann, tmp_path / "ppl", "gpt2", mode="perplexity"))
+    sim = read_run(import_run("vilma", [results], DataSource.of("vilma", ann),
+                       tmp_path / "sim", "clip", mode="similarity"))
+    ppl = read_run(import_run("vilma", [results], DataSource.of("vilma", ann),
+                       tmp_path / "ppl", "gpt2", mode="perplexity"))
     assert list(sim.pair["score"][:2]) == [2.0, 5.0] and list(ppl.pair["score"][:2]) == [-2.0, -5.0]
     assert ppl.manifest["measure"] == "neg_perplexity"
     results.write_text(json.dumps({next(iter(keys)): {"scores": [1.0]}}))
     with pytest.raises(LoaderError, match="expected 2 scores"):
-        import_run("vilma", [results], "vilma", ann, tmp_path / "bad", "clip")
+        import_run("vilma", [results], DataSource.of("vilma", ann), tmp_path / "bad", "clip")
 
 
 def test_videocon_score_csv(sample, tmp_path):
@@ -78,8 +83,81 @@ def test_videocon_score_csv(sample, tmp_path):
         writer = csv.writer(fh)
         for i, r in enumerate(records):
             writer.writerow([r["videopath"], r["caption"], 0.9 if r["match"] == "1" else 0.1 * (i % 3), 0.9, 0.1])
-    run = read_run(import_run("videocon", [scores], "videocon", data, tmp_path / "run", "owl-con",
+    run = read_run(import_run("videocon", [scores], DataSource.of("videocon", data), tmp_path / "run", "owl-con",
                               video_root=s.video_root))
     assert len(run.pair) == len(records) and run.manifest["measure"] == "p_yes"
     table = metric_table(load("videocon", data, video_root=s.video_root).items, run.pair, benchmark="videocon")
     assert table[(table.metric == "mAP") & (table.by == "all")]["value"].iloc[0] == pytest.approx(1.0)
+
+
+def _vilma_results(path, keys, scores):
+    path.write_text(json.dumps({k: {"scores": scores} for k in keys}))
+    return path
+
+
+def test_vilma_main_and_proficiency_in_one_import_give_p_and_t(sample, tmp_path):
+    s = sample["vilma"]
+    ann = s.data_path / "relations.json"
+    keys = json.loads(ann.read_text())
+    main = _vilma_results(tmp_path / "main.json", keys, [5.0, 2.0])
+    prof = _vilma_results(tmp_path / "prof.json", keys, [3.0, 1.0])
+    run = read_run(import_run("vilma", [main], DataSource.of("vilma", ann), tmp_path / "run", "clip",
+                              extra_files=[prof], proficiency=[prof]))
+    assert str(prof.resolve()) in run.manifest["imported_from"]
+    table = metric_table(run.items(), run.pair, benchmark="vilma").set_index(["metric", "by"])
+    for metric in ("P", "T", "P+T"):
+        row = table.loc[(metric, "all")]
+        assert row["value"] == 1.0 and row["n_missing"] == 0 and row["n"] == len(
+            [it for it in run.items() if it.role == "main"])
+
+
+def test_vilma_keys_resolve_per_file_and_ambiguous_keys_name_their_subtests(sample, tmp_path):
+    s = sample["vilma"]
+    folder = s.data_path  # relations.json and SRL_Action_Replacement_Top_1000.json share keys "0" and "1"
+    rel, ar = (set(json.loads((folder / f"{stem}.json").read_text()))
+               for stem in ("relations", "SRL_Action_Replacement_Top_1000"))
+    shared = sorted(rel & ar)
+    assert shared
+    source = DataSource.of("vilma", folder)
+    items = {it.item_id: it for it in source.load().items}
+    results = _vilma_results(tmp_path / "rel.json", sorted(rel), [4.0, 1.0])
+    with pytest.raises(LoaderError, match="relations, SRL_Action_Replacement_Top_1000|SRL_Action_Replacement_Top_1000"
+                                          ", relations"):
+        import_run("vilma", [results], source, tmp_path / "ambiguous", "clip")
+    run = read_run(import_run("vilma", [f"relations={results}"], source, tmp_path / "run", "clip"))
+    scored = set(run.pair["item_id"])
+    assert scored == {i for i in items if i.startswith("relations/") and items[i].role == "main"}
+    with pytest.raises(ValueError, match="no subtest 'relation'"):
+        import_run("vilma", [f"relation={results}"], source, tmp_path / "typo", "clip")
+
+
+def test_importing_into_a_stored_run_is_one_clear_error(sample, tmp_path):
+    import subprocess
+    import sys
+
+    s = sample["vilma"]
+    ann = s.data_path / "relations.json"
+    results = _vilma_results(tmp_path / "main.json", json.loads(ann.read_text()), [5.0, 2.0])
+    command = [sys.executable, "-m", "bench", "import", "vilma", str(results), "--benchmark", "vilma", "--data",
+               str(ann), "--model-name", "clip", "--out", str(tmp_path / "run")]
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert again.stderr.strip().count("\n") == 0 and "already stored here" in again.stderr
+
+
+def test_velociti_unparsed_answers_leave_the_official_denominator(sample, tmp_path):
+    s = sample["velociti"]
+    items = load("velociti", s.data_path).items
+    n = len(items)
+    preds = tmp_path / "gemini.csv"
+    preds.write_text("pos_pred,neg_pred\n" + "Yes,No\n" * (n - 2) + "Yes,error\nNo,No\n")
+    run = read_run(import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path),
+                              tmp_path / "run", "gemini"))
+    official = metric_table(items, run.pair, benchmark="velociti", measure="answer")
+    row = official[(official.metric == "StrictVLE") & (official.by == "all")].iloc[0]
+    # closed_model_metrics.py: (n - 2) right among the n - 1 rows whose answers both parse
+    assert row.value == pytest.approx((n - 2) / (n - 1)) and row.n == n - 1
+    assert (row.n_unparsed, row.n_dropped) == (1, 1) and row.strict == pytest.approx((n - 2) / n)
+    strict = metric_table(items, run.pair, benchmark="velociti", measure="answer", ties="strict")
+    assert strict[(strict.metric == "StrictVLE") & (strict.by == "all")].iloc[0].value == pytest.approx((n - 2) / n)

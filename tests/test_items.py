@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.scoretables import choice_frame, choose, failure_frame, pair_frame
+from bench.items import Clip, Item, ItemSet, OutsideRoot, resolve_video
+from bench.store.schema import choice_frame, choose, failure_frame, pair_frame
 
 
 def _item(item_id="a", texts=("a cat runs", "a dog runs"), truth=((0,),), clips=None, **kw):
@@ -26,6 +26,11 @@ def test_pts_window_converts_to_seconds():
         ({"unit": "frames"}, "unit must be one of"),
         ({"unit": "pts"}, "needs the frame rate"),
         ({"start": 5.0, "end": 2.0}, "ends before it starts"),
+        ({"start": math.nan}, "window must be finite and >= 0, got start=nan"),
+        ({"end": math.inf}, "window must be finite and >= 0, got start=None, end=inf"),
+        ({"start": -1.0}, "window must be finite and >= 0"),
+        ({"unit": "pts", "fps": math.nan}, "fps must be a finite number > 0, got nan"),
+        ({"fps": -30.0}, "fps must be a finite number > 0"),
     ],
 )
 def test_bad_clips_are_rejected(kwargs, message):
@@ -41,6 +46,8 @@ def test_bad_clips_are_rejected(kwargs, message):
         ({"truth": ((0,), (1,))}, "2 rows for 1 clips"),
         ({"truth": ((2,),)}, "outside the 2 texts"),
         ({"role": "twin"}, "role must be one of"),
+        ({"texts": ("ok", "a\x00b")}, r"text 1: control character U\+0000 \(NUL\) at character 1"),
+        ({"texts": ("a\x1bb", "ok")}, r"text 0: control character U\+001B"),
     ],
 )
 def test_bad_items_are_rejected(kwargs, message):
@@ -69,6 +76,23 @@ def test_itemset_counts_videos_and_frame(tmp_path):
     assert list(frame["videos_missing"]) == [0, 1, 0]
     assert frame.loc[2, "twin_id"] == "b"
     assert items.videos()[there[0]] is False
+
+
+def test_newlines_and_tabs_are_fine_in_texts():
+    assert _item(texts=("a cat\truns\r\n", "a dog\nruns")).texts[1] == "a dog\nruns"
+
+
+def test_video_paths_stay_inside_the_root_unless_allowed(tmp_path):
+    root = tmp_path / "videos"
+    assert resolve_video(root, "a/../b.mp4") == (str(root / "a/../b.mp4"), False)
+    assert resolve_video(None, "sub/c.mp4") == ("sub/c.mp4", None)
+    for relative in ("../outside.mp4", "a/../../outside.mp4", str(tmp_path / "outside.mp4")):
+        with pytest.raises(OutsideRoot, match=f"video path '{relative}' leaves the video root"):
+            resolve_video(root, relative)
+    with pytest.raises(OutsideRoot, match="leaves the current folder"):
+        resolve_video(None, "/abs/x.mp4")
+    assert resolve_video(root, "../outside.mp4", allow_outside=True) == (str(root / "../outside.mp4"), False)
+    assert resolve_video(root, str(root / "in.mp4")) == (str(root / "in.mp4"), False)
 
 
 def test_label_clashing_with_core_column_is_an_error():

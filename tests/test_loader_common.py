@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.commands.summary import parse_options
+from bench.commands.options import parse_options
 from bench.loaders.common import LoaderError, files_in, read_csv_rows, read_json, read_jsonl, require
 
 

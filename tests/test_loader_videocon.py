@@ -146,7 +146,8 @@ def test_malformed_files_are_refused_with_the_reason(tmp_path):
     with pytest.raises(LoaderError, match=r"line 2: 'hard' must be True/False, got 'maybe'"):
         load("videocon", write_human(tmp_path, [HUMAN_ROWS[0][:4] + ["maybe"]]))
     (tmp_path / "binary.csv").write_bytes(b"\xff\xfe\x00video")
-    with pytest.raises(LoaderError, match=r"binary\.csv: not UTF-8 text \(invalid start byte at byte 0\)"):
+    with pytest.raises(LoaderError,
+                       match=r"binary\.csv, line 1: not UTF-8 text: byte 0xff at byte offset 0 \(invalid start byte\)"):
         load("videocon", tmp_path / "binary.csv")
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
         load("videocon", tmp_path / "absent")

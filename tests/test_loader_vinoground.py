@@ -120,8 +120,11 @@ def test_malformed_score_files(tmp_path):
     ("minor", "spatial;tempo", r"line 3: unknown minor categor\(y/ies\) \['tempo'\]"),
     ("index", "one", r"line 3: 'index' must be a pair number, got 'one'"),
     ("index", "0", r"line 3: duplicate index 0 \(first at line 2\)"),
-    ("pos_start", "5s", r"line 3: 'pos_start' must be a number of seconds, got '5s'"),
-    ("neg_end", "-1", r"line 3: 'neg_end' -1\.0 is before 'neg_start' 0\.0"),
+    ("pos_start", "5s", r"line 3: 'pos_start' must be a finite number of seconds >= 0, got '5s'"),
+    ("pos_start", "nan", r"line 3: 'pos_start' must be a finite number of seconds >= 0, got 'nan'"),
+    ("pos_end", "inf", r"line 3: 'pos_end' must be a finite number of seconds >= 0, got 'inf'"),
+    ("neg_end", "-1", r"line 3: 'neg_end' must be a finite number of seconds >= 0, got '-1'"),
+    ("neg_start", "9", r"line 3: 'neg_end' 5\.5 is before 'neg_start' 9\.0"),
     ("neg_cap", " ", r"line 3: empty 'neg_cap'; expected a caption"),
 ])
 def test_bad_csv_values_name_the_line(tmp_path, column, value, message):

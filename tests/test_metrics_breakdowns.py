@@ -9,8 +9,8 @@ import pytest
 
 from bench.items import Clip, Item
 from bench.metrics import breakdowns
-from bench.metrics.tables import Settings, benchmark_outcomes, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics import Settings, benchmark_outcomes, metric_table
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=100)
 

@@ -9,8 +9,8 @@ import pytest
 
 from bench.items import Clip, Item
 from bench.commands import metrics as cli
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import choice_frame, failure_frame, pair_frame
+from bench.metrics import Settings, metric_table
+from bench.store.schema import choice_frame, failure_frame, pair_frame
 
 
 def _parser():
@@ -35,7 +35,7 @@ def test_format_table_marks_significance_and_percentages():
     text = cli.format_table(table)
     lines = text.splitlines()
     assert "run" not in lines[0]  # one run: no run column
-    assert "100.0*" in text and "[100.0, 100.0]" in text and "50.0" in text
+    assert "100.0*" in text and "[83.2, 100.0]" in text and "50.0" in text  # 20 of 20: Clopper-Pearson
 
 
 VITATECS_LINES = [
@@ -65,8 +65,8 @@ def _write_run(folder, data_path, items, rows):
 
 
 def test_metrics_command_on_a_stored_run(tmp_path, capsys):
-    pytest.importorskip("bench.runstore", reason="the run store is not in the tree yet", exc_type=ImportError)
-    loaders = pytest.importorskip("bench.loaders", reason="the loaders are not in the tree yet", exc_type=ImportError)
+    from bench import loaders
+
     data = tmp_path / "Direction.jsonl"
     data.write_text("".join(json.dumps(line) + "\n" for line in VITATECS_LINES))
     items = list(loaders.load("vitatecs", data))
@@ -77,6 +77,9 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
                  {"item_id": it.item_id, "clip": 0, "text": 1 - cap, "score": 0.5}]
     _write_run(tmp_path / "run", data, items, rows)
 
+    defaults = _parser().parse_args(["metrics", str(tmp_path / "run")])
+    assert defaults.ties == "official" and defaults.bootstrap == Settings().n_boot
+    assert defaults.level == Settings().level
     args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "100"])
     assert args.func(args) == 0
     out = capsys.readouterr().out
@@ -90,3 +93,28 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
     overall = [r for r in payload["rows"] if r["metric"] == "accuracy" and r["by"] == "all"][0]
     assert overall["value"] == pytest.approx(1 / 3) and overall["n_missing"] == 1 and overall["run"] == "toy-run"
     assert payload["runs"][0]["benchmark"] == "vitatecs"
+
+
+@pytest.mark.parametrize("reader, copies, extra", [("head -n 1", 16, ["--json"]), ("head -n 2", 16, []),
+                                                   ("true", 1, [])])
+def test_metrics_into_a_closed_pipe_exits_quietly(tmp_path, reader, copies, extra):
+    """``foilbench metrics RUN | head``: a real pipe, closed before (``true``) or while (``head``, output larger than
+    the pipe's buffer) the command writes."""
+    import subprocess
+    import sys
+
+    from bench.config import DataSource
+    from bench.importers.common import import_run
+    from bench import loaders
+
+    data = tmp_path / "Direction.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in VITATECS_LINES))
+    answers = tmp_path / "answers.csv"
+    answers.write_text("item_id,text,answer\n" + "".join(f"{it.item_id},{t},Yes\n"
+                                                        for it in loaders.load("vitatecs", data) for t in (0, 1)))
+    run = import_run("answers", [answers], DataSource.of("vitatecs", data), tmp_path / "run", "toy")
+    command = f"{sys.executable} -m bench metrics {' '.join([str(run)] * copies)} {' '.join(extra)} 2>{tmp_path / 'err'}"
+    done = subprocess.run(["bash", "-c", f"{command} | {reader}; exit ${{PIPESTATUS[0]}}"], capture_output=True,
+                          text=True)
+    errors = (tmp_path / "err").read_text()
+    assert done.returncode == 0 and "Traceback" not in errors and "BrokenPipe" not in errors, errors

@@ -1,4 +1,5 @@
-"""Chance levels, bootstrap intervals and tests against chance, on cases small enough to enumerate."""
+"""Chance levels, intervals and the tests beside them (each dual to its interval), on cases small enough to
+enumerate."""
 
 from __future__ import annotations
 
@@ -40,22 +41,88 @@ def test_expected_average_precision_for_ssv2_temporal():
     assert chance.expected_average_precision(12, 216) == pytest.approx(0.0773, abs=5e-4)
 
 
-def test_poisson_binomial_pmf_matches_enumeration():
-    probs = [0.5, 1 / 3, 1 / 3, 0.25]
-    expected = np.zeros(len(probs) + 1)
-    for outcome in itertools.product([0, 1], repeat=len(probs)):
-        expected[sum(outcome)] += math.prod(p if o else 1 - p for p, o in zip(probs, outcome))
-    assert intervals.poisson_binomial_pmf(probs) == pytest.approx(expected)
-    assert intervals.poisson_binomial_test(3, probs) == pytest.approx(expected[3:].sum())
-    assert intervals.poisson_binomial_test(0, probs) == 1.0
-    assert intervals.poisson_binomial_test(5, probs) == 0.0
+def test_clopper_pearson_by_hand():
+    # 0 of 4: the upper limit solves (1 - p)^4 = 0.025; 4 of 4 mirrors it; nothing collapses to [0, 0]
+    low, high = intervals.clopper_pearson(0, 4)
+    assert low == 0.0 and high == pytest.approx(1 - 0.025 ** 0.25)
+    assert intervals.clopper_pearson(4, 4) == pytest.approx((0.025 ** 0.25, 1.0))
+    low, high = intervals.clopper_pearson(7, 10)
+    assert stats_sf(7, 10, low) == pytest.approx(0.025) and 1 - stats_sf(8, 10, high) == pytest.approx(0.025)
+    assert all(math.isnan(v) for v in intervals.clopper_pearson(0, 0))
 
 
-def test_poisson_binomial_equals_binomial_for_equal_chances():
-    assert intervals.poisson_binomial_test(7, [0.5] * 10) == pytest.approx(intervals.binomial_test(7, 10, 0.5))
-    assert intervals.binomial_test(7, 10, 0.5) == pytest.approx(sum(math.comb(10, k) for k in range(7, 11)) / 1024)
-    with pytest.raises(ValueError, match="probabilities"):
-        intervals.poisson_binomial_pmf([0.5, 1.5])
+def stats_sf(k, n, p):
+    return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))
+
+
+def test_binomial_p_value_is_the_exact_tail_and_extends_to_fractional_counts():
+    assert intervals.binomial_p_value(7, 10, 0.5) == pytest.approx(sum(math.comb(10, k) for k in range(7, 11)) / 1024)
+    assert intervals.binomial_p_value(0, 10, 0.5) == 1.0
+    assert intervals.binomial_p_value(3, 7, 1 / 3) == pytest.approx(stats_sf(3, 7, 1 / 3))
+    between = intervals.binomial_p_value(6.5, 10, 0.5)
+    assert intervals.binomial_p_value(7, 10, 0.5) < between < intervals.binomial_p_value(6, 10, 0.5)
+    assert math.isnan(intervals.binomial_p_value(1, 0, 0.5))
+
+
+@pytest.mark.parametrize("level", [0.95, 0.9])
+def test_star_exactly_when_chance_lies_below_the_interval(level):
+    alpha = intervals.one_sided_alpha(level)
+    for n in (1, 4, 9, 30):
+        for k in np.arange(0, n + 0.5, 0.5):
+            low, high = intervals.clopper_pearson(k, n, level)
+            for chance in (0.05, 0.2, 1 / 3, 0.5, 0.75):
+                starred = intervals.binomial_p_value(k, n, chance) < alpha
+                assert starred == (chance < low), (k, n, chance)
+                assert low <= k / n <= high
+
+
+def test_bootstrap_p_value_and_limits_agree():
+    rng = np.random.default_rng(0)
+    alpha = intervals.one_sided_alpha(0.95)
+    for n_boot in (40, 200, 1000):
+        samples = rng.normal(0.55, 0.03, size=n_boot)
+        low, _ = intervals.bootstrap_interval(samples, 0.95)
+        for chance in np.quantile(samples, np.linspace(0, 0.1, 41)):
+            assert (intervals.bootstrap_p_value(samples, chance) < alpha) == (chance < low)
+
+
+def test_mover_interval_and_its_p_value():
+    # one group: MOVER is Clopper-Pearson
+    assert intervals.mover_interval([(3, 10)]) == pytest.approx(intervals.clopper_pearson(3, 10))
+    low, high = intervals.mover_interval([(0, 4), (0, 4)])
+    assert low == 0.0 and high > 0.3  # all wrong on tiny groups: no [0, 0]
+    groups = [(30, 40), (12, 40), (25, 50)]
+    estimate = np.mean([k / n for k, n in groups])
+    low, high = intervals.mover_interval(groups)
+    assert low < estimate < high
+    for chance in (0.3, 0.4, 0.45, low - 1e-3, low + 1e-3):
+        p = intervals.mover_p_value(groups, chance)
+        assert (p < intervals.one_sided_alpha(0.95)) == (chance < low)
+    assert math.isnan(intervals.mover_p_value(groups, estimate + 0.01))
+
+
+def test_mcnemar_test_and_the_interval_it_inverts():
+    a = [True] * 10 + [False] * 10
+    b = [True] * 10 + [True] * 10
+    assert intervals.mcnemar_test(a, a) == 1.0
+    assert intervals.mcnemar_test(b, a) == pytest.approx(2 * 0.5 ** 10)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        first, second = rng.random(n) < rng.random(), rng.random(n) < rng.random()
+        low, high = intervals.mcnemar_interval(first, second)
+        diff = first.mean() - second.mean()
+        assert low - 1e-12 <= diff <= high + 1e-12
+        assert (intervals.mcnemar_test(first, second) < 1 - 0.95) == (not low <= 0 <= high)
+    low, high = intervals.mcnemar_interval([True] * 4, [True] * 4)  # no discordant pair: not collapsed
+    assert low < 0 < high
+
+
+def test_holm_by_hand():
+    adjusted = intervals.holm([0.01, 0.04, 0.03, np.nan, 0.005])
+    # sorted 0.005, 0.01, 0.03, 0.04 (m = 4): 0.02, 0.03, 0.06, max(0.06, 0.04) = 0.06
+    assert adjusted[[4, 0, 2, 1]] == pytest.approx([0.02, 0.03, 0.06, 0.06])
+    assert math.isnan(adjusted[3])
 
 
 def test_binary_bootstrap_matches_index_resampling():
@@ -89,24 +156,6 @@ def test_stratified_bootstrap_keeps_every_stratum():
     assert all(s == ["a", "b"] for s in seen)
 
 
-def test_mcnemar_and_mann_whitney():
-    a = [True] * 10 + [False] * 10
-    b = [True] * 10 + [True] * 10
-    assert intervals.mcnemar_test(a, a) == 1.0
-    assert intervals.mcnemar_test(b, a) == pytest.approx(2 * 0.5 ** 10)
-    assert intervals.mann_whitney_test([5, 6, 7, 8], [1, 2, 3, 4]) < 0.05
-    assert intervals.mann_whitney_test([1, 2], [3, 4]) > 0.5
-    assert math.isnan(intervals.mann_whitney_test([], [1.0]))
-
-
-def test_null_test_of_mean_of_means():
-    groups = [[0.5] * 40, [0.25] * 40]
-    at_chance = intervals.null_test_of_mean_of_means(0.375, groups, n_sim=4000)
-    far_above = intervals.null_test_of_mean_of_means(0.7, groups, n_sim=4000)
-    assert 0.3 < at_chance < 0.7
-    assert far_above < 0.001
-
-
 def test_weighted_auroc_bootstrap_agrees_with_resampling_items():
     from bench.metrics.ranking import auroc
 
@@ -117,7 +166,7 @@ def test_weighted_auroc_bootstrap_agrees_with_resampling_items():
     pos[:5] = np.nan
     scores, labels = np.r_[pos, neg], np.r_[np.ones(n, int), np.zeros(n, int)]
     units = np.r_[np.arange(n), np.arange(n)]
-    fast = intervals.bootstrap_auroc(scores, labels, units, n_boot=2000, seed=1)
+    fast = intervals.bootstrap_interval(intervals.bootstrap_auroc(scores, labels, units, n_boot=2000, seed=1))
 
     def statistic(idx):
         return auroc(np.r_[pos[idx], neg[idx]], np.r_[np.ones(len(idx), int), np.zeros(len(idx), int)])
@@ -125,4 +174,4 @@ def test_weighted_auroc_bootstrap_agrees_with_resampling_items():
     slow = intervals.bootstrap_statistic(statistic, n, n_boot=2000, seed=2)
     assert fast == pytest.approx(tuple(slow), abs=0.01)
     assert fast[0] < auroc(scores, labels) < fast[1]
-    assert all(math.isnan(v) for v in intervals.bootstrap_auroc([0.1, 0.2], [1, 1], [0, 1]))
+    assert not len(intervals.bootstrap_auroc([0.1, 0.2], [1, 1], [0, 1]))

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from bench.items import Clip, Item
-from bench.metrics.correctness import item_correct
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import choice_frame, pair_frame
+from bench.metrics.dispatch import item_correct
+from bench.metrics import Settings, metric_table
+from bench.store.schema import choice_frame, pair_frame
 
 FAST = Settings(n_boot=200)
 
@@ -71,8 +71,8 @@ def test_average_over_tests_excludes_control():
 
 
 def _ask(key, options, chosen):
-    return {"item_id": key, "axis": "text", "query": 0, "options": options, "logits": [0.0] * len(options),
-            "choice": chosen}
+    return {"item_id": key, "axis": "text", "query": 0, "options": options,
+            "logits": [float(o == chosen) for o in options], "choice": chosen}
 
 
 def test_multiple_choice_orders_bias_and_both():
@@ -88,10 +88,16 @@ def test_multiple_choice_orders_bias_and_both():
     assert wide["MC B"].tolist() == [1, 1, 1, 0]
     assert wide["MC A∧B"].tolist() == [1, 0, 0, 0]
     assert "StrictVLE" not in wide.columns  # a choice-only run has no entailment metrics
-    table = metric_table(items, None, choice_frame(rows), settings=FAST).set_index(["metric", "by", "subset"])
+    table = metric_table(items, None, choice_frame(rows), settings=FAST, ties="strict").set_index(
+        ["metric", "by", "subset"])
     bias = table.loc[("MC bias (B-A)", "all", "all")]
     assert bias["value"] == pytest.approx(3 / 4 - 1 / 4)
     assert bias["chance"] == 0.0 and bias["p_value"] == pytest.approx(0.5)  # 2 discordant pairs, both one way
+    # metrics.py::mcq counts only items whose answers both parse: under official d leaves the denominator
+    official = metric_table(items, None, choice_frame(rows), settings=FAST).set_index(["metric", "by", "subset"])
+    assert official.loc[("MC bias (B-A)", "all", "all"), "value"] == pytest.approx(3 / 3 - 1 / 3)
+    assert official.loc[("MC A", "all", "all"), ["value", "n", "n_dropped", "strict"]].tolist() == pytest.approx(
+        [1 / 3, 3, 1, 1 / 4])
     both = table.loc[("MC A∧B", "all", "all")]
     assert both["chance"] == pytest.approx(0.25)
     assert (both["n_unparsed"], both["n_missing"]) == (0, 1)  # "missing" (B never asked) outranks "unparsed"

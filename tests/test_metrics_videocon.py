@@ -10,8 +10,8 @@ from sklearn.metrics import roc_auc_score
 
 from bench.items import Clip, Item
 from bench.metrics import chance, videocon
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics import Settings, metric_table
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=200)
 
@@ -64,25 +64,33 @@ def _retrieval():
     item = Item("videocon", "ssv2", "ssv2_temporal", tuple(Clip(f"{i}.avi") for i in range(4)),
                 ("covering something", "stuffing something"), ((0,), (1,), (0,), (1,)))
     scores = {0: [0.9, 0.8, 0.1, 0.7],      # caption 0 ranks videos 0, 1, 3, 2: AP = (1 + 2/4) / 2
-              1: [0.5, 0.6, 0.6, 0.2]}      # caption 1: video 1 ties video 2 (negative first) -> ranks 2 and 4
+              1: [0.5, 0.6, 0.6, 0.2]}      # caption 1: video 1 (true) ties video 2
     rows = [{"item_id": "ssv2", "clip": c, "text": t, "score": s[c]} for t, s in scores.items() for c in range(4)]
     return item, pair_frame(rows)
 
 
 def test_retrieval_average_precision_and_recall():
     item, pair = _retrieval()
-    out = videocon.outcomes([item], pair).set_index(["item_id", "metric"])
+    out = videocon.outcomes([item], pair, ties="strict").set_index(["item_id", "metric"])
     assert out.loc[("ssv2#0", "AP"), "value"] == pytest.approx((1 + 2 / 4) / 2)
+    # strict: the negative first -> the positives rank 2 and 4
     assert out.loc[("ssv2#1", "AP"), "value"] == pytest.approx((1 / 2 + 2 / 4) / 2)
     assert out.loc[("ssv2#0", "R@1"), "value"] == 1.0
     assert out.loc[("ssv2#1", "R@1"), "value"] == 0.0
+    # official: calc_ssv2.py's argsort(-pred) over paths 0..3; four rows sort stably -> video 1 first, ranks 1 and 4
+    official = videocon.outcomes([item], pair).set_index(["item_id", "metric"])
+    assert official.loc[("ssv2#1", "AP"), "value"] == pytest.approx((1 + 2 / 4) / 2)
+    assert official.loc[("ssv2#1", "R@1"), ["value", "strict", "tie"]].tolist() == [1.0, 0.0, True]
+    expected = videocon.outcomes([item], pair, ties="expected").set_index(["item_id", "metric"])
+    assert expected.loc[("ssv2#1", "AP"), "value"] == pytest.approx((0.75 + 0.5) / 2)
+    assert expected.loc[("ssv2#1", "R@1"), "value"] == pytest.approx(0.5)
     assert out.loc[("ssv2#1", "R@5"), "value"] == 1.0
     assert out.loc[("ssv2#0", "AP"), "chance"] == pytest.approx(chance.expected_average_precision(2, 4))
     assert out.loc[("ssv2#0", "R@1"), "chance"] == pytest.approx(0.5)
-    table = metric_table([item], pair, settings=FAST).set_index(["metric", "by", "subset"])
+    table = metric_table([item], pair, settings=FAST, ties="strict").set_index(["metric", "by", "subset"])
     m = table.loc[("mAP", "all", "all")]
-    assert m["value"] == pytest.approx((0.75 + 0.5) / 2) and m["n"] == 2
-    assert 0 < m["p_value"] <= 1 and m["test"] == "random-ranking simulation"
+    assert m["value"] == pytest.approx((0.75 + 0.5) / 2) and m["n"] == 2 and m["n_tie"] == 1
+    assert 0 <= m["p_value"] <= 1 and m["test"] == "bootstrap"
     assert ("AP", "all", "all") not in table.index
 
 
@@ -93,7 +101,7 @@ def test_atp_hard_accuracy_by_question_type():
         return it, _rows(key, scores)
 
     cases = [q("q1", "CW", [0.1, 0.9, 0.2, 0.3, 0.4], 1),   # right
-             q("q2", "TN", [0.9, 0.9, 0.2, 0.3, 0.4], 1),   # tie: wrong
+             q("q2", "TN", [0.9, 0.9, 0.2, 0.3, 0.4], 1),   # tie with option 0, listed first: wrong
              q("q3", "TC", [0.1, 0.2, 0.3, 0.4, 0.5], 4),   # right
              q("q4", "CH", [0.5, 0.2, 0.3, 0.4, 0.1], 2)]   # wrong
     items = [c[0] for c in cases]

@@ -10,9 +10,9 @@ from sklearn.metrics import roc_auc_score
 
 from bench.items import Clip, Item
 from bench.metrics import vilma
-from bench.metrics.correctness import item_correct
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics.dispatch import item_correct
+from bench.metrics import Settings, metric_table
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=200)
 
@@ -51,10 +51,14 @@ def hand_case():
 
 def test_per_item_outcomes_by_hand(hand_case):
     items, pair = hand_case
-    wide = item_correct(items, pair)
+    wide = item_correct(items, pair, ties="strict")
     assert wide.loc["SRL_Action_Replacement_Top_1000/a"].tolist() == [1.0, 1.0, 1.0]
     assert wide.loc["SRL_Action_Replacement_Top_1000/b"].tolist() == [1.0, 0.0, 0.0]
     assert wide.loc["SRL_Action_Replacement_Top_1000/c"].tolist() == [1.0, 0.0, 0.0]
+    # c's caption ties its first foil: bin/eval.py's argmax lets the caption win; at random it wins half the time
+    assert item_correct(items, pair).loc["SRL_Action_Replacement_Top_1000/c"].tolist() == [1.0, 1.0, 1.0]
+    assert item_correct(items, pair, ties="expected").loc["SRL_Action_Replacement_Top_1000/c"].tolist() == [
+        1.0, 0.5, 0.5]
     assert wide.loc["relations/d"].tolist() == [1.0, 0.0, 0.0]
     assert wide.loc["relations/e"].tolist() == [0.0, 0.0, 0.0]
     assert wide.loc["relations/f"].tolist() == [0.0, 1.0, 0.0]
@@ -76,7 +80,11 @@ def test_statuses_and_chances(hand_case):
 
 def test_table_counts_failures_and_averages_tests(hand_case):
     items, pair = hand_case
-    table = metric_table(items, pair, settings=FAST).set_index(["metric", "by", "subset"])
+    table = metric_table(items, pair, settings=FAST, ties="strict").set_index(["metric", "by", "subset"])
+    official = metric_table(items, pair, settings=FAST).set_index(["metric", "by", "subset"])
+    assert official.loc[("T", "all", "all"), "value"] == pytest.approx(3 / 6)
+    assert official.loc[("T", "all", "all"), "strict"] == pytest.approx(2 / 6)
+    assert official.loc[("T", "all", "all"), "n_tie"] == 1 and table.loc[("T", "all", "all"), "n_tie"] == 1
     t_all = table.loc[("T", "all", "all")]
     assert t_all["value"] == pytest.approx(2 / 6)
     assert (t_all["n"], t_all["n_missing"], t_all["n_nan"]) == (6, 1, 1)

@@ -9,9 +9,9 @@ import pytest
 
 from bench.items import Clip, Item
 from bench.metrics import vinoground
-from bench.metrics.correctness import item_correct
-from bench.metrics.tables import Settings, metric_table
-from bench.scoretables import choice_frame, pair_frame
+from bench.metrics.dispatch import item_correct
+from bench.metrics import Settings, metric_table
+from bench.store.schema import choice_frame, pair_frame
 
 FAST = Settings(n_boot=200)
 

@@ -9,8 +9,9 @@ import pytest
 
 from bench.items import Clip, Item
 from bench.metrics import vitatecs
-from bench.metrics.tables import Settings, expand_items, metric_table
-from bench.scoretables import pair_frame
+from bench.metrics import Settings, metric_table
+from bench.metrics.dispatch import expand_items
+from bench.store.schema import pair_frame
 
 FAST = Settings(n_boot=200)
 

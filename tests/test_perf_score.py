@@ -12,4 +12,4 @@ def test_perf_score_prints_ratios(capsys):
     out = capsys.readouterr().out
     ratios = re.findall(r"ratio\s+([\d.]+)x", out)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios)
-    assert "contrastive" in out and "entail" in out
+    assert "similarity" in out and "entail" in out

@@ -1,11 +1,13 @@
-"""Prompt snapshots: the exact text each benchmark's protocol sends, per adapter."""
+"""Prompt snapshots: the exact text each benchmark's protocol sends through a Video-LLM's chat template."""
 
 from __future__ import annotations
 
 import pytest
 
+from bench.registry import spec
 from bench.scoring import prompts
-from bench.scoring.adapters import adapter_class
+from bench.scoring.families import load_backend
+from bench.scoring.protocols import make_protocol
 
 CAPTION = "a red square moves from left to right"
 FOIL = "a red square moves from right to left"
@@ -41,15 +43,20 @@ SNAPSHOTS = {
 }
 
 
-@pytest.mark.parametrize("adapter, benchmark", sorted(SNAPSHOTS))
-def test_rendered_prompt_snapshots(tiny, adapter, benchmark):
-    scorer = adapter_class(adapter)(tiny("qwen2vl"), benchmark=benchmark)
-    if adapter == "entail":
-        text = scorer.template.format(caption=CAPTION)
+@pytest.fixture(scope="module")
+def qwen(tiny):
+    return load_backend("videollm", tiny("qwen2vl"))
+
+
+@pytest.mark.parametrize("protocol, benchmark", sorted(SNAPSHOTS))
+def test_rendered_prompt_snapshots(qwen, protocol, benchmark):
+    asked = make_protocol(protocol, spec(benchmark))
+    if protocol == "entail":
+        text = asked.template.format(caption=CAPTION)
     else:
-        text = prompts.render_choice(scorer.template, [CAPTION, FOIL], scorer.prompt_name)
-    assert scorer.render(text, True) == SNAPSHOTS[(adapter, benchmark)]
-    assert scorer.describe()["prompt"] == {"name": scorer.prompt_name, "template": scorer.template}
+        text = prompts.render_choice(asked.template, [CAPTION, FOIL], asked.prompt_name)
+    assert qwen.render(text, True) == SNAPSHOTS[(protocol, benchmark)]
+    assert asked.describe()["name"] == asked.prompt_name and asked.describe()["template"] == asked.template
 
 
 def test_choice_templates_for_many_options_and_custom_prompts():
@@ -57,6 +64,7 @@ def test_choice_templates_for_many_options_and_custom_prompts():
                                                                                                  "C. z"]
     with pytest.raises(ValueError, match="takes two options"):
         prompts.render_choice(prompts.PROMPTS["vinoground-text"], ["x", "y", "z"])
-    assert prompts.resolve("Is this {caption}?", "vilma", "entail") == ("custom", "Is this {caption}?")
+    assert prompts.resolve("Is this {caption}?", None, "entail") == ("custom", "Is this {caption}?")
+    assert prompts.resolve(None, None, "entail") == ("yes-no", prompts.PROMPTS["yes-no"])
     with pytest.raises(ValueError, match="neither a known name"):
-        prompts.resolve("Pick {option_a}", "vilma", "choice")
+        prompts.resolve("Pick {option_a}", None, "choice")

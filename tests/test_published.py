@@ -514,3 +514,47 @@ def test_vilma_validation_tables_match_the_released_files(realdata):
         assert sum(v == 3 for v in votes) == cell(t4, "", subset, "#Unan."), subset
         assert sum(proficient) == cell(t5, "", prof_subset, "#Valid") == cell(t6, "", subset, "#Valid Prof.")
         assert both == cell(t6, "", subset, "#Both Valid"), subset
+
+
+# ---------------------------------------------------------------- every "Avg." column against its row
+
+# What each paper averages: VELOCITI leaves the control test out (Table 2 caption); ViLMA averages its five tests,
+# not their subtests ("Test/Subtest" columns).
+AVERAGE_LEAVES_OUT = {"VELOCITI": lambda subset: subset == "Control", "ViLMA": lambda subset: "/" in subset}
+AVERAGE_NAMES = {"Avg", "Avg."}
+ROUNDING = 0.1  # parts printed to 0.1 (mean off by <= 0.05) and the average rounded to 0.1 (<= 0.05)
+
+
+def transcribed_averages() -> list[tuple]:
+    """(paper, table, model, model_group, metric, printed average, mean of its row's parts, parts) for every row
+    printing an average beside at least two of its parts."""
+    found = []
+    rows = published().fillna({"model": "", "model_group": ""})
+    for (paper, name, model, group, metric), frame in rows.groupby(["paper", "table", "model", "model_group",
+                                                                    "metric"], sort=False):
+        printed = frame[frame["subset"].isin(AVERAGE_NAMES)]
+        leaves_out = AVERAGE_LEAVES_OUT.get(paper, lambda subset: False)
+        parts = frame[~frame["subset"].isin(AVERAGE_NAMES) & ~frame["subset"].map(leaves_out)]
+        if len(printed) and len(parts) >= 2:
+            found.append((paper, name, model, group, metric, printed["value"].iloc[0], parts["value"].mean(),
+                          list(parts["subset"])))
+    return found
+
+
+def test_every_transcribed_average_is_the_mean_of_its_row():
+    found = transcribed_averages()
+    assert {f[0] for f in found} == {"ViLMA", "VITATECS", "VELOCITI"}
+    off = [(paper, name, model, metric, printed, round(mean, 2)) for paper, name, model, _, metric, printed, mean, _
+           in found if abs(printed - mean) > ROUNDING + 1e-9]
+    assert off == []
+
+
+def test_velociti_human_row_and_vitatecs_violet_lsmdc_note():
+    human = table("VELOCITI", "Table 2")
+    human = human[human["model"] == "Human"].set_index("subset")["value"]
+    assert "Control" not in human.index and human[VELOCITI_TESTS].mean() == pytest.approx(93.0, abs=0.05)
+    lsmdc = table("VITATECS", "Table 6")
+    note = lsmdc.loc[lsmdc["model"] == "VIOLET (LSMDC)", "note"].iloc[0]
+    assert "inconsistent" in note and "54.1 66.8 60.9 60.6 63.5 75.3 63.5" in note
+    t13 = table("VITATECS", "Table 13")
+    assert cell(t13, "VIOLET (LSMDC)", "Direction", "acc") == 54.1

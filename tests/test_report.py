@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from bench.devkit.demo import score_sample
-from bench.metrics.tables import Settings, run_table
-from bench.report.build import NOTEBOOKS, NOTEBOOK_DIR, NotebookFailed, build_report
-from bench.runstore import read_run
+from bench.metrics import Settings, run_table
+from bench.report.build import NOTEBOOK_DIR, NotebookFailed, build_report, notebooks
+from bench.store import read_run
 from conftest import CHROMIUM_FLAGS
 
 
@@ -26,7 +26,7 @@ def report(sample, tmp_path_factory):
 def test_every_notebook_ran_and_is_linked(report):
     _, out = report
     index = (out / "index.html").read_text()
-    for name in NOTEBOOKS:
+    for name in notebooks():
         assert (out / "notebooks" / f"{name}.html").is_file()
         assert f"notebooks/{name}.html" in index
     assert index.count("<img ") == len(list(out.glob("*/*.png")))
@@ -34,7 +34,7 @@ def test_every_notebook_ran_and_is_linked(report):
 
 def test_tables_hold_the_values_bench_computes(report):
     runs, out = report
-    vilma_run = next(r for r in runs if "vilma-contrastive" in str(r))
+    vilma_run = next(r for r in runs if "vilma-similarity" in str(r))
     expected = run_table(read_run(vilma_run), Settings(n_boot=50))
     table = pd.read_csv(out / "vilma" / "main_table.csv").set_index("run")
     row = expected[(expected.metric == "P+T") & (expected.by == "test")].iloc[0]
@@ -65,7 +65,7 @@ def test_figures_are_valid_images(report):
 
 
 def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
-    for name in NOTEBOOKS.values():
+    for name in notebooks().values():
         book = json.loads((NOTEBOOK_DIR / name).read_text())
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book["cells"] if c["cell_type"] == "code")
         assert any("parameters" in c["metadata"].get("tags", []) for c in book["cells"])

@@ -11,7 +11,7 @@ import time
 
 import pandas as pd
 
-from bench.runstore import read_run
+from bench.store import read_run
 
 
 def _many_items(sample, folder, n=240):
@@ -27,7 +27,7 @@ def _many_items(sample, folder, n=240):
 
 def _command(data, videos, model, out):
     return [sys.executable, "-m", "bench", "score", "vitatecs", str(data), "--video-root", str(videos), "--model",
-            model, "--adapter", "textlm", "--chunk-size", "4", "--batch-size", "4", "--out", str(out), "--quiet"]
+            model, "--family", "textlm", "--chunk-size", "4", "--batch-size", "4", "--out", str(out), "--quiet"]
 
 
 def _table(path):
@@ -43,7 +43,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(sample, tiny, tmp_path):
     proc = subprocess.Popen(_command(data, videos, model, killed), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list((killed / "items").glob("part-*.parquet"))) < 3:
+    while time.time() < deadline and len(list((killed / "scored").glob("part-*.parquet"))) < 3:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()

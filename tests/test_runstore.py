@@ -3,83 +3,94 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from bench.runstore import RunWriter, read_run
-from bench.scoring.adapters.base import Scored
-from bench.scoring.run import score, score_chunk, select_items
+from bench.config import DataSource, Manifest, ScoreConfig
+from bench.items import Clip, Item
+from bench.scoring.protocols import Similarity
+from bench.scoring.runner import score, score_items, select_items
+from bench.store import RunWriter, read_run
+
+ITEMS = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in "abc"]
 
 
-def _manifest(**extra):
-    return {"benchmark": "vitatecs", "data_path": "/d", "video_root": None, "loader_options": {}, "adapter": "x",
-            "model": "m", "revision": None, "measure": "similarity", "dtype": "auto", "frame_policy": {"name": "none"},
-            "prompt": {"name": None, "template": None}, "seed": 0, "options": {}, **extra}
+def _manifest(**values):
+    return Manifest(**{"benchmark": "vitatecs", "data_path": "/d", "model": "m", "measure": "similarity",
+                       "family": "contrastive", "protocol": "similarity", "frame_policy": {"name": "none"},
+                       "seed": 0, **values})
 
 
 def test_chunks_round_trip_and_resume(tmp_path):
-    writer = RunWriter(tmp_path / "run", _manifest())
+    writer = RunWriter(tmp_path / "run", _manifest(), ITEMS)
     writer.write_chunk(["a", "b"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}],
                        [{"item_id": "b", "axis": "text", "query": 0, "options": [1, 0], "logits": [1.0, 2.0],
-                         "choice": 0}], [], {"a": {"0": [1, 2]}})
+                         "choice": 0}], [], {"a": {"0": [1, 2]}}, {"a": ["window has 2 frames"]})
     writer.write_chunk(["c"], [], [], [{"item_id": "c", "stage": "frames", "reason": "corrupt"}])
     run = read_run(tmp_path / "run")
     assert run.manifest["status"] == "running" and list(run.pair["item_id"]) == ["a"]
     assert run.choice.loc[0, "options"] == [1, 0] and run.choice.loc[0, "logits"] == [1.0, 2.0]
     assert run.failures.loc[0, "reason"] == "corrupt"
     assert json.loads(run.frames.set_index("item_id").loc["a", "frames"]) == {"0": [1, 2]}
-    again = RunWriter(tmp_path / "run", _manifest())
+    assert json.loads(run.frames.set_index("item_id").loc["a", "notes"]) == ["window has 2 frames"]
+    assert run.items() == ITEMS
+    again = RunWriter(tmp_path / "run", _manifest(), ITEMS)
     assert again.done == {"a", "b", "c"} and again.next_part == 2
-    retry = RunWriter(tmp_path / "run", _manifest(), retry_failures=True)
+    retry = RunWriter(tmp_path / "run", _manifest(), ITEMS, retry_failures=True)
     assert retry.done == {"a", "b"} and read_run(tmp_path / "run").failures.empty
     again.finish()
     assert read_run(tmp_path / "run").manifest["status"] == "complete"
 
 
 def test_half_written_chunks_are_dropped_on_resume(tmp_path):
-    writer = RunWriter(tmp_path / "run", _manifest())
+    writer = RunWriter(tmp_path / "run", _manifest(), ITEMS)
     writer.write_chunk(["a"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}], [], [])
-    pd.DataFrame({"item_id": ["b"]}).to_parquet(tmp_path / "run" / "items" / "part-00001.parquet")
+    pd.DataFrame({"item_id": ["b"]}).to_parquet(tmp_path / "run" / "scored" / "part-00001.parquet")
     (tmp_path / "run" / "pair" / ".part-00001.parquet.tmp").write_bytes(b"partial")
     assert len(read_run(tmp_path / "run").pair) == 1
-    resumed = RunWriter(tmp_path / "run", _manifest())
+    resumed = RunWriter(tmp_path / "run", _manifest(), ITEMS)
     assert resumed.done == {"a"}
-    assert not list((tmp_path / "run").rglob("*.tmp")) and not (tmp_path / "run/items/part-00001.parquet").exists()
+    assert not list((tmp_path / "run").rglob("*.tmp")) and not (tmp_path / "run/scored/part-00001.parquet").exists()
 
 
 def test_a_run_with_other_settings_is_not_resumed(tmp_path):
-    RunWriter(tmp_path / "run", _manifest())
+    RunWriter(tmp_path / "run", _manifest(), ITEMS)
     with pytest.raises(ValueError, match=r"differs in \['model'\]"):
-        RunWriter(tmp_path / "run", _manifest(model="other"))
+        RunWriter(tmp_path / "run", _manifest(model="other"), ITEMS)
     with pytest.raises(FileExistsError, match="already stored"):
-        RunWriter(tmp_path / "run", _manifest(), resume=False)
+        RunWriter(tmp_path / "run", _manifest(), ITEMS, resume=False)
     with pytest.raises(FileNotFoundError, match="not a run folder"):
         read_run(tmp_path)
 
 
 class Flaky:
-    """Fails with out-of-memory above batch size 2, and always on item 'bad'."""
+    """A backend failing with out-of-memory above batch size 2, and always on a request about item 'bad'."""
 
     def __init__(self):
         self.sizes = []
 
-    def score(self, items, frames, batch_size):
+    def answer(self, requests, videos, batch_size):
         self.sizes.append(batch_size)
         if batch_size > 2:
             raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        if any(it.item_id == "bad" for it in items):
+        if any(r.video[0] == "bad" for r in requests):
             raise ValueError("model exploded")
-        return Scored(pair=[{"item_id": it.item_id, "clip": 0, "text": 0, "score": 1.0} for it in items])
+        return np.ones((len(requests), 1))
+
+
+class NoVideos:
+    def frames(self, refs):
+        return {ref: np.zeros((1, 2, 2, 3), np.uint8) for ref in refs}
 
 
 def test_out_of_memory_halves_the_batch_and_model_errors_isolate_the_item():
     flaky = Flaky()
-    items = [SimpleNamespace(item_id=i) for i in ("a", "bad", "c")]
-    scored, failures, size = score_chunk(flaky, items, None, 8)
+    items = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in ("a", "bad", "c")]
+    scored, failures, size = score_items(flaky, Similarity(), items, NoVideos(), False, 8)
     assert flaky.sizes[:3] == [8, 4, 2] and size == 2
-    assert [r["item_id"] for r in scored.pair] == ["a", "c"]
+    assert [r["item_id"] for r in scored.pair] == ["a", "a", "c", "c"]
     assert failures == [{"item_id": "bad", "stage": "model", "reason": "ValueError: model exploded"}]
 
 
@@ -99,12 +110,13 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     videos.mkdir()
     for f in s.video_root.glob("*.mp4"):
         (videos / f.name).write_bytes(b"garbage" if f == broken else f.read_bytes())
-    out = score("velociti", s.data_path, tiny("clip"), "contrastive", video_root=videos, out=tmp_path / "run",
-                chunk_size=2, progress=False)
+    source = DataSource.of("velociti", s.data_path, videos)
+    out = score(ScoreConfig(source, tiny("clip"), out=tmp_path / "run", chunk_size=2, progress=False))
     run = read_run(out)
     m = run.manifest
     assert m["status"] == "complete" and m["frame_policy"] == {"name": "uniform", "k": 8}
-    assert m["versions"]["torch"] and m["adapter_details"]["model_class"] == "CLIPModel"
+    assert m["versions"]["torch"] and m["details"]["model_class"] == "CLIPModel"
+    assert m["family"] == "contrastive" and m["protocol"] == "similarity"
     from bench.loaders import load
 
     items = load("velociti", s.data_path, video_root=videos).items
@@ -117,12 +129,12 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     assert all(len(v["0"]) == 8 for k, v in used.items() if k not in set(run.failures["item_id"]))
 
 
-def test_score_command_passes_adapter_options(sample, tiny, tmp_path):
+def test_score_command_passes_backend_options(sample, tiny, tmp_path):
     from bench.cli import main
 
     s = sample["velociti"]
     assert main(["score", "velociti", str(s.data_path), "--video-root", str(s.video_root), "--model", tiny("qwen2vl"),
-                 "--adapter", "entail", "--frames", "uniform:k=2", "--limit", "2", "-a", "reuse=none",
+                 "--protocol", "entail", "--frames", "uniform:k=2", "--limit", "2", "-b", "reuse=none",
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     run = read_run(tmp_path / "run")
     assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4

@@ -1,4 +1,5 @@
-"""Each adapter end to end on the sample suite with tiny offline models, against direct reference computations."""
+"""Each backend through its protocols on the sample suite with tiny offline models, against direct reference
+computations."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from bench.frames import policy
+from bench.frames import policy, sample_frames
 from bench.loaders import load
-from bench.scoring.adapters import adapter_class
-from bench.scoring.run import DirectFrames as Frames
+from bench.registry import spec
+from bench.scoring.families import load_backend
+from bench.scoring.protocols import make_protocol
+from bench.scoring.runner import answer_items
 
 
 def items_of(sample, name):
@@ -17,11 +20,16 @@ def items_of(sample, name):
     return load(name, s.data_path, video_root=s.video_root).items
 
 
+def clip_frames(item, clip, frame_policy):
+    return sample_frames(item.clips[clip], frame_policy).array
+
+
 def test_contrastive_similarities_match_a_direct_computation(sample, tiny):
-    adapter = adapter_class("contrastive")(tiny("clip"))
+    adapter = load_backend("contrastive", tiny("clip"))
+    similarity = make_protocol("similarity", spec("vinoground"))
     items = items_of(sample, "vinoground")
-    frames = Frames(policy("uniform", k=3))
-    scored = adapter.score(items, frames, batch_size=4)
+    frames = policy("uniform", k=3)
+    scored = answer_items(adapter, similarity, items, frames, batch_size=4)
     assert len(scored.pair) == sum(len(it.clips) * len(it.texts) for it in items)
     assert all(-1.0 <= r["score"] <= 1.0 for r in scored.pair)
     it = items[1]
@@ -29,19 +37,19 @@ def test_contrastive_similarities_match_a_direct_computation(sample, tiny):
     with torch.no_grad():
         text = proc(text=[it.texts[1]], return_tensors="pt", padding="max_length", max_length=77)
         t = model.get_text_features(input_ids=text["input_ids"], attention_mask=text["attention_mask"]).pooler_output[0]
-        images = proc(images=list(frames.clip(it, 0).array), return_tensors="pt")["pixel_values"]
+        images = proc(images=list(clip_frames(it, 0, frames)), return_tensors="pt")["pixel_values"]
         v = torch.nn.functional.normalize(model.get_image_features(pixel_values=images).pooler_output, dim=-1).mean(0)
     expected = float(torch.nn.functional.normalize(t, dim=-1) @ torch.nn.functional.normalize(v, dim=-1))
     got = next(r["score"] for r in scored.pair if (r["item_id"], r["clip"], r["text"]) == (it.item_id, 0, 1))
     assert got == pytest.approx(expected, abs=1e-5)
-    again = adapter.score(items, frames, batch_size=1)
+    again = answer_items(adapter, similarity, items, frames, batch_size=1)
     assert [r["score"] for r in again.pair] == pytest.approx([r["score"] for r in scored.pair], abs=1e-5)
 
 
 def test_text_lm_log_likelihoods_match_an_unbatched_reference(sample, tiny):
-    adapter = adapter_class("textlm")(tiny("gpt2"))
+    adapter = load_backend("textlm", tiny("gpt2"))
     items = items_of(sample, "vitatecs")
-    scored = adapter.score(items, None, batch_size=5)
+    scored = answer_items(adapter, make_protocol("loglik", spec("vitatecs")), items, policy("none"), batch_size=5)
     assert {r["clip"] for r in scored.pair} == {-1}
     row = scored.pair[3]
     text = next(it for it in items if it.item_id == row["item_id"]).texts[row["text"]]
@@ -56,32 +64,33 @@ def test_text_lm_log_likelihoods_match_an_unbatched_reference(sample, tiny):
 
 
 def test_entailment_reads_yes_and_no_at_the_answer_position(sample, tiny):
-    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
+    adapter = load_backend("videollm", tiny("qwen2vl"))
+    entail = make_protocol("entail", spec("velociti"))
     items = items_of(sample, "velociti")[:3]
-    frames = Frames(policy("uniform", k=4))
-    scored = adapter.score(items, frames, batch_size=4)
+    frames = policy("uniform", k=4)
+    scored = answer_items(adapter, entail, items, frames, batch_size=4)
     assert len(scored.pair) == 6 and all(0.0 < r["score"] < 1.0 for r in scored.pair)
     yes, no = adapter.answer_id("Yes"), adapter.answer_id("No")
     tok = adapter.processor.tokenizer
     assert tok.decode([yes]) == "Yes" and tok.decode([no]) == "No" and yes != no
     row = scored.pair[3]
     it = next(i for i in items if i.item_id == row["item_id"])
-    prompt = adapter.render(adapter.template.format(caption=it.texts[row["text"]]), True)
+    prompt = adapter.render(entail.template.format(caption=it.texts[row["text"]]), True)
     assert "Here is a caption that describes the video: " + it.texts[row["text"]] in prompt
-    inputs = adapter.processor(text=[prompt], videos=[frames.clip(it, 0).array], return_tensors="pt")
+    inputs = adapter.processor(text=[prompt], videos=[clip_frames(it, 0, frames)], return_tensors="pt")
     with torch.no_grad():
         logits = adapter.model(**inputs).logits[0, -1]
     assert (row["logit_yes"], row["logit_no"]) == pytest.approx((logits[yes].item(), logits[no].item()), abs=1e-4)
     p = torch.softmax(logits, -1)
     assert row["score"] == pytest.approx((p[yes] / (p[yes] + p[no])).item(), abs=1e-5)
-    unbatched = adapter.score(items, frames, batch_size=1)
+    unbatched = answer_items(adapter, entail, items, frames, batch_size=1)
     assert [r["score"] for r in unbatched.pair] == pytest.approx([r["score"] for r in scored.pair], abs=1e-4)
 
 
 def test_multiple_choice_asks_every_order_and_the_video_question(sample, tiny):
-    adapter = adapter_class("mc")(tiny("qwen2vl"), benchmark="vinoground")
+    adapter = load_backend("videollm", tiny("qwen2vl"))
     items = items_of(sample, "vinoground")[:2]
-    scored = adapter.score(items, Frames(policy("uniform", k=4)), batch_size=3)
+    scored = answer_items(adapter, make_protocol("mc", spec("vinoground")), items, policy("uniform", k=4), batch_size=3)
     text_rows = [r for r in scored.choice if r["axis"] == "text"]
     video_rows = [r for r in scored.choice if r["axis"] == "video"]
     assert len(text_rows) == 2 * 2 * 2 and len(video_rows) == 2 * 2 * 2
@@ -94,38 +103,42 @@ def test_multiple_choice_asks_every_order_and_the_video_question(sample, tiny):
 
 
 def test_more_than_two_options_use_cyclic_orders(sample, tiny):
-    adapter = adapter_class("mc")(tiny("qwen2vl"), benchmark="videocon")
+    adapter = load_backend("videollm", tiny("qwen2vl"))
     atp = [it for it in items_of(sample, "videocon") if it.subset == "atp_hard"][:1]
-    scored = adapter.score(atp, Frames(policy("uniform", k=2)), batch_size=8)
-    assert sorted(r["options"][0] for r in scored.choice) == [0, 1, 2, 3, 4]
+    scored = answer_items(adapter, make_protocol("mc", spec("videocon")), atp, policy("uniform", k=2), batch_size=8)
+    assert sorted(r["options"][0] for r in scored.choice) == list(range(len(atp[0].texts)))
+    assert not any(r["axis"] == "video" for r in scored.choice)  # VideoCon has no joined-video question
     assert all(len(r["logits"]) == 5 for r in scored.choice)
 
 
 def test_blind_entailment_sends_no_video(sample, tiny):
-    adapter = adapter_class("entail")(tiny("qwen2vl"), benchmark="velociti")
+    adapter = load_backend("videollm", tiny("qwen2vl"))
     items = items_of(sample, "velociti")[:2]
-    scored = adapter.score(items, Frames(policy("none")), batch_size=2)
+    scored = answer_items(adapter, make_protocol("entail", spec("velociti")), items, policy("none"), batch_size=2)
     assert len(scored.pair) == 4
     assert "<|video_pad|>" not in adapter.render("x", False)
 
 
-def test_unknown_prompt_is_a_clear_error(tiny):
+def test_unknown_prompt_is_a_clear_error():
     with pytest.raises(ValueError, match="neither a known name"):
-        adapter_class("entail")(tiny("qwen2vl"), prompt="Is it {colour}?")
+        make_protocol("entail", spec("velociti"), "Is it {colour}?")
+    with pytest.raises(ValueError, match="takes no --prompt"):
+        make_protocol("similarity", spec("velociti"), "yes-no")
 
 
 def test_xclip_scores_each_clip_through_the_whole_model(sample, tiny):
-    adapter = adapter_class("xclip")(tiny("xclip"))
+    adapter = load_backend("xclip", tiny("xclip"))
+    similarity = make_protocol("similarity", spec("vinoground"))
     items = items_of(sample, "vinoground")[:2]
-    frames = Frames(policy("uniform", k=4))
-    scored = adapter.score(items, frames, batch_size=2)
+    frames = policy("uniform", k=4)
+    scored = answer_items(adapter, similarity, items, frames, batch_size=2)
     assert len(scored.pair) == 2 * 2 * 2
     it = items[1]
-    inputs = adapter.processor(text=list(it.texts), videos=[list(frames.clip(it, 1).array)], return_tensors="pt",
+    inputs = adapter.processor(text=list(it.texts), videos=[list(clip_frames(it, 1, frames))], return_tensors="pt",
                                padding=True)
     with torch.no_grad():
         expected = adapter.model(**inputs).logits_per_video[0].tolist()
     got = [r["score"] for r in scored.pair if r["item_id"] == it.item_id and r["clip"] == 1]
     assert got == pytest.approx(expected, abs=1e-4)
-    with pytest.raises(ValueError, match="takes 4 frames per clip, got 8"):
-        adapter.score(items, Frames(policy("uniform", k=8)), batch_size=2)
+    with pytest.raises(RuntimeError, match="takes 4 frames per clip, got 8"):
+        answer_items(adapter, similarity, items, policy("uniform", k=8), batch_size=2)

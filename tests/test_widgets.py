@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import urllib.request
+from pathlib import Path
 
+import av
+import numpy as np
 import pandas as pd
 import pytest
 
 from bench.devkit.demo import score_sample
+from bench.frames import FrameError
 from bench.items import Clip, Item
-from bench.metrics.flags import item_flags, score_margin
-from bench.runstore import read_run
-from bench.scoretables import pair_frame
+from bench.metrics.flags import item_flags, run_margins, run_outcomes, score_margin
+from bench.store import read_run
+from bench.store.schema import pair_frame
+from bench.videoio import write_video
 from widgets import ItemBrowser, PairViewer
 from widgets.diff import changed_words, item_diff
 from widgets.linking import linked_bars, linked_scatter
-from widgets.proxy import ProxyServer
+from widgets import proxy
+from widgets.proxy import ProxyServer, make_proxy, proxy_path, proxy_size
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +65,17 @@ def test_flags_and_margins():
     b = pair_frame([{"item_id": "i0", "clip": 0, "text": 0, "score": 0.1}, {"item_id": "i0", "clip": 0, "text": 1, "score": 0.8},
                     {"item_id": "i1", "clip": 0, "text": 0, "score": 0.7}, {"item_id": "i1", "clip": 0, "text": 1, "score": 0.3}])
     assert score_margin(items, a).round(3).tolist() == [0.3, 0.7]
-    flags = item_flags(items, {"a": (a, None), "b": (b, None)}, metric="ClassicVLE").set_index("item_id")
+    runs = {"a": (a, None), "b": (b, None)}
+    outcomes = run_outcomes(items, runs)
+    assert list(outcomes.columns) == ["run", "item_id", "metric", "value"]
+    flags = item_flags(items, outcomes, metric="ClassicVLE").set_index("item_id")
     assert flags["disagree"].tolist() == [True, False]
     assert flags["classic_not_strict"].tolist() == [True, False]  # run a: 0.4 > 0.1 but 0.4 < 0.5
-    assert flags.loc["i0", "b | ClassicVLE"] == 0 and flags.loc["i1", "a | margin"] == pytest.approx(0.7)
+    assert flags["wrong"].tolist() == [True, False]
+    b_classic = outcomes[(outcomes.run == "b") & (outcomes.metric == "ClassicVLE")].set_index("item_id")["value"]
+    assert b_classic["i0"] == 0
+    margins = run_margins(items, runs).set_index(["run", "item_id"])["margin"]
+    assert margins["a", "i1"] == pytest.approx(0.7)
 
 
 def test_browser_filters_sorts_and_navigates(browser):
@@ -70,10 +88,11 @@ def test_browser_filters_sorts_and_navigates(browser):
     expected = browser.table[browser.table["disagree"]]["item_id"].tolist()
     assert [v for _, v in browser.list.options] == expected
     browser.flag.value = "all items"
-    margin = next(o for o in browser.sort.options if "contrastive" in o)
+    margin = next(o for o in browser.sort.options if "similarity" in o)
     browser.sort.value = margin
-    column = margin.removesuffix(" (smallest first)")
-    assert [v for _, v in browser.list.options] == browser.table.sort_values(column, kind="stable")["item_id"].tolist()
+    run = margin.removesuffix(" margin (smallest first)")
+    expected = browser.margins[browser.margins.run == run].sort_values("margin", kind="stable")["item_id"].tolist()
+    assert [v for _, v in browser.list.options] == expected
     first = browser.list.value
     browser.viewer._message(browser.viewer, {"event": "next"}, [])
     assert browser.list.value == [v for _, v in browser.list.options][1]
@@ -100,8 +119,8 @@ def test_viewer_state_for_a_selected_item(browser):
     assert len(entail["scores"]) == 2 and set(entail["correct"]) >= {"ClassicVLE", "StrictVLE"}
     mc = runs["mc tiny-qwen2vl"]
     assert len(mc["scores"]) == 2 and all("→" in s for s in mc["scores"])
-    row = browser.table.set_index("item_id").loc[item_id]
-    assert entail["correct"]["ClassicVLE"] == int(row["entail tiny-qwen2vl | ClassicVLE"])
+    outcomes = browser.outcomes.set_index(["run", "item_id", "metric"])["value"]
+    assert entail["correct"]["ClassicVLE"] == int(outcomes["entail tiny-qwen2vl", item_id, "ClassicVLE"])
     assert item.texts[0] == " ".join(w for w, _ in viewer.texts[0]["words"])
 
 
@@ -126,22 +145,100 @@ def test_plot_selection_narrows_the_browser(browser):
     assert all(v.startswith("chrono/") for _, v in browser.list.options) and len(browser.list.options) == 1
 
 
-def test_proxy_server_stops(tmp_path):
-    server = ProxyServer(tmp_path)
-    (tmp_path / "a.txt").write_text("hi")
-    with urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=5) as response:
-        assert response.read() == b"hi"
-    server.stop()
-    with pytest.raises(OSError):
-        urllib.request.urlopen(server.url(tmp_path / "a.txt"), timeout=2)
+def _counting_clip(path, frames: int, fps: float = 10.0, size: tuple[int, int] = (64, 48)):
+    """A clip whose frame i is a flat grey of level 4 * i (so a decoded frame tells its index)."""
+    levels = np.arange(frames, dtype=np.uint8)[:, None, None, None] * 4
+    return write_video(path, np.broadcast_to(levels, (frames, size[1], size[0], 3)), fps)
+
+
+def _frame_levels(path) -> list[int]:
+    with av.open(str(path)) as container:
+        return [round(float(f.to_ndarray(format="gray").mean()) / 4) for f in container.decode(video=0)]
+
+
+def test_proxy_keeps_the_window_the_caps_and_the_cache(tmp_path, monkeypatch):
+    source = _counting_clip(tmp_path / "count.mp4", frames=40)
+    out, offset = make_proxy(Clip(str(source), start=1.2, end=2.5), tmp_path / "proxies")
+    assert offset == pytest.approx(1.2) and _frame_levels(out) == list(range(12, 25))
+    with av.open(str(out)) as container:
+        stream = container.streams.video[0]
+        assert (stream.width, stream.height, float(stream.average_rate)) == (64, 48, 10.0)
+    made = out.stat().st_mtime_ns
+    assert make_proxy(Clip(str(source), start=1.2, end=2.5), tmp_path / "proxies") == (out, offset)
+    assert out.stat().st_mtime_ns == made and [f.name for f in out.parent.iterdir()] == [out.name]
+    monkeypatch.setattr(proxy, "MAX_SECONDS", 0.5)
+    capped, offset = make_proxy(Clip(str(source), start=3.0), tmp_path / "proxies")
+    assert offset == pytest.approx(3.0) and _frame_levels(capped) == list(range(30, 35))
+    assert proxy_size(1920, 1080) == (426, 240) and proxy_size(101, 51) == (100, 50) and proxy_size(3, 1000) == (2, 240)
+    with pytest.raises(FrameError, match="window starts at frame 40"):
+        make_proxy(Clip(str(source), start=4.0), tmp_path / "proxies")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads peak memory from /proc (Linux)")
+def test_proxy_memory_stays_bounded_on_a_large_video(tmp_path):
+    """Decode -> scale -> encode frame by frame: peak memory grows by far less than the window's decoded frames."""
+    frames, height, width = 90, 1080, 1920
+    y, x = np.mgrid[0:height, 0:width]
+    image = np.stack([(x * 3) % 256, (y * 2) % 256, ((x + y) // 4) % 256], -1).astype(np.uint8)
+    source = write_video(tmp_path / "large.mp4", np.broadcast_to(image, (frames, height, width, 3)), 30,
+                         codec="mpeg4")  # fast to write; the decoded frames are what counts, whatever the codec
+    script = (  # the peak of this process alone: ru_maxrss would count the parent's pages too (kept across exec)
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from bench.frames import decode\n"
+        "from bench.items import Clip\n"
+        "from widgets.proxy import make_proxy\n"
+        "def rss(field):\n"
+        "    line = next(l for l in open('/proc/self/status') if l.startswith(field + ':'))\n"
+        "    return int(line.split()[1]) * 1024\n"
+        "decode.probe(sys.argv[1])\n"
+        "before = rss('VmRSS')\n"
+        "out, offset = make_proxy(Clip(sys.argv[1]), Path(sys.argv[2]))\n"
+        "print(json.dumps({'growth': rss('VmHWM') - before, 'proxy': str(out), 'offset': offset}))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(source), str(tmp_path / "proxies")], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    window = frames * height * width * 3  # what decoding the whole window at full resolution holds
+    assert result["growth"] < window / 4, f"peak grew by {result['growth'] / 2**20:.0f} MiB, window {window / 2**20:.0f} MiB"
+    with av.open(result["proxy"]) as container:
+        stream = container.streams.video[0]
+        assert (stream.width, stream.height) == proxy_size(width, height)
+        assert sum(1 for _ in container.decode(stream)) == frames and result["offset"] == 0
+
+
+def test_viewers_with_different_proxy_folders_share_the_server(tmp_path):
+    source = _counting_clip(tmp_path / "count.mp4", frames=20)
+    item = Item("velociti", "x", "agent_bind", (Clip(str(source)),), ("a", "b"), ((0,),))
+    urls = []
+    for name in ("first", "second"):
+        viewer = PairViewer([], proxy_folder=tmp_path / name)
+        viewer.show(item, {})
+        assert viewer.clips[0]["error"] == "" and len(list((tmp_path / name).glob("*.mp4"))) == 1
+        urls.append(viewer.clips[0]["url"])
+        with urllib.request.urlopen(viewer.clips[0]["url"], timeout=10) as response:
+            assert response.read() == next((tmp_path / name).glob("*.mp4")).read_bytes()
+    assert urls[0] != urls[1] and urls[0].rsplit("/", 1)[0] == urls[1].rsplit("/", 1)[0]
+    ProxyServer.shared().stop()
+
+
+def test_a_symlink_in_place_of_a_proxy_is_refused(tmp_path):
+    source = _counting_clip(tmp_path / "count.mp4", frames=20)
+    clip = Clip(str(source))
+    (tmp_path / "proxies").mkdir()
+    proxy_path(clip, tmp_path / "proxies").symlink_to(source)
+    viewer = PairViewer([], proxy_folder=tmp_path / "proxies")
+    viewer.show(Item("velociti", "x", "agent_bind", (clip,), ("a", "b"), ((0,),)), {})
+    assert viewer.clips[0]["url"] == "" and "symlinks refused" in viewer.clips[0]["error"]
+    ProxyServer.shared().stop()
 
 
 def test_vilma_items_show_their_proficiency_pair(sample, tiny, tmp_path):
-    from bench.scoring.run import score
+    from bench.config import DataSource, ScoreConfig
+    from bench.scoring.runner import score
 
     s = sample["vilma"]
-    run = read_run(score("vilma", s.data_path, tiny("clip"), "contrastive", video_root=s.video_root,
-                         out=tmp_path / "run", progress=False))
+    source = DataSource.of("vilma", s.data_path, s.video_root, s.loader_options)
+    run = read_run(score(ScoreConfig(source, tiny("clip"), out=tmp_path / "run", progress=False)))
     browser = ItemBrowser([run], serve=False, proxy_folder=tmp_path / "proxies")
     assert set(browser.table["subset"]) == {it.subset for it in browser.items.values()}
     assert len(browser.table) == sum(it.role == "main" for it in browser.items.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from bench.devkit.demo import score_sample
 from conftest import CHROMIUM_FLAGS
 
 FLAGS = CHROMIUM_FLAGS + ["--autoplay-policy=no-user-gesture-required"]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _free_port() -> int:
@@ -58,7 +60,8 @@ def _blue_dot(shot: Path, box: dict) -> tuple[float, float]:
 @pytest.fixture()
 def jupyterlab(tmp_path):
     port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}  # this checkout's code
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
          "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
@@ -103,6 +106,8 @@ def test_viewer_plays_highlights_and_follows_the_scatter(sample, tmp_path, jupyt
             page.wait_for_selector(".fb-viewer video", timeout=120_000)
             page.screenshot(path=str(artifacts / "viewer.png"), full_page=True)
             assert page.locator("mark.fb-diff").count() > 0
+            src = page.eval_on_selector(".fb-video", "v => v.src")
+            assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{32}", src), src  # by token, from the server
             title = page.locator(".fb-title").inner_text()
             page.locator(".fb-play").click()
             page.wait_for_timeout(1500)

@@ -8,9 +8,8 @@ import ipywidgets as w
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.flags import item_flags
-from bench.metrics.tables import run_label
-from bench.runstore import Run, load_items, read_run
+from bench.metrics.flags import item_flags, run_margins, run_outcomes
+from bench.store import Run, read_run
 from widgets.viewer import PairViewer
 
 FLAGS = {
@@ -29,17 +28,18 @@ class ItemBrowser(w.VBox):
         self.run_list = [read_run(r) if isinstance(r, str) else r for r in runs]
         if not self.run_list and items is None:
             raise ValueError("give at least one run (or the items to browse)")
-        self.items = {it.item_id: it for it in (items if items is not None else load_items(self.run_list[0]).items)}
-        self.table = item_flags(list(self.items.values()),
-                                {run_label(r): (r.pair, r.choice) for r in self.run_list})
-        correct_columns = [c for c in self.table.columns if " | " in c and not c.endswith("| margin")]
-        self.table["wrong"] = (self.table[correct_columns] == 0).any(axis=1) if correct_columns else False
+        self.items = {it.item_id: it for it in (items if items is not None else self.run_list[0].items())}
+        tables = {r.label: (r.pair, r.choice) for r in self.run_list}
+        self.outcomes = run_outcomes(list(self.items.values()), tables)
+        self.margins = run_margins(list(self.items.values()), tables)
+        self.table = item_flags(list(self.items.values()), self.outcomes)
         self.viewer = PairViewer(self.run_list, serve=serve, proxy_folder=proxy_folder)
         self.viewer.on_navigate(self._navigate)
         self.subset = w.Dropdown(options=["all"] + sorted(self.table["subset"].unique()), description="subset")
         self.flag = w.Dropdown(options=list(FLAGS), description="show")
-        margins = [c for c in self.table.columns if c.endswith("| margin")]
-        self.sort = w.Dropdown(options=["file order"] + [f"{c} (smallest first)" for c in margins], description="sort")
+        margin_runs = list(dict.fromkeys(self.margins["run"]))
+        self.sort = w.Dropdown(options=["file order"] + [f"{run} margin (smallest first)" for run in margin_runs],
+                               description="sort")
         self.list = w.Select(options=[], rows=10, layout=w.Layout(width="95%"))
         self.count = w.Label()
         self.previous, self.next = w.Button(description="◀ previous"), w.Button(description="next ▶")
@@ -64,7 +64,10 @@ class ItemBrowser(w.VBox):
         if column:
             rows = rows[rows[column].astype(bool)]
         if self.sort.value != "file order":
-            rows = rows.sort_values(self.sort.value.removesuffix(" (smallest first)"), kind="stable")
+            run = self.sort.value.removesuffix(" margin (smallest first)")
+            margin = self.margins[self.margins["run"] == run].set_index("item_id")["margin"]
+            rows = rows.assign(_margin=rows["item_id"].map(margin)).sort_values("_margin", kind="stable")
+            rows = rows.drop(columns="_margin")
         return rows
 
     def refresh(self) -> None:
@@ -85,12 +88,9 @@ class ItemBrowser(w.VBox):
 
     def show(self, item_id: str) -> None:
         """Display one item in the viewer."""
-        row = self.table[self.table["item_id"] == item_id].iloc[0]
         correct: dict[str, dict] = {}
-        for column, value in row.items():
-            if " | " in str(column) and not str(column).endswith("| margin"):
-                run, metric = str(column).split(" | ", 1)
-                correct.setdefault(run, {})[metric] = None if pd.isna(value) else int(value)
+        for r in self.outcomes[self.outcomes["item_id"] == item_id].itertuples():
+            correct.setdefault(r.run, {})[r.metric] = None if pd.isna(r.value) else int(r.value)
         item = self.items[item_id]
         self.viewer.show(item, correct, self.items.get(item.twin_id) if item.twin_id else None)
 

@@ -30,6 +30,10 @@ function render({ model, el: root }) {
         video.playsInline = true;
         video.preload = "auto";
         video.dataset.clip = String(i);
+        video.addEventListener("error", () => {
+          const reason = video.error ? video.error.message || `media error ${video.error.code}` : "unknown error";
+          video.replaceWith(el("div", "fb-missing", `video could not be played: ${reason}`));
+        });
         cell.appendChild(video);
         videos.push(video);
         duration = Math.max(duration, clip.duration || 0);

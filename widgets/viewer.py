@@ -11,11 +11,10 @@ import traitlets
 
 from bench.frames import FrameError
 from bench.items import Item
-from bench.metrics.correctness import item_correct
-from bench.runstore import Run
-from bench.metrics.tables import run_label
+from bench.metrics.dispatch import item_correct
+from bench.store import Run
 from widgets.diff import item_diff
-from widgets.proxy import ProxyServer, make_proxy
+from widgets.proxy import ProxyServer, RefusedFile, make_proxy
 
 HERE = Path(__file__).parent
 
@@ -39,6 +38,8 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
             state["sampled"] = [i / source_fps - offset for i in sampled.get(str(c), [])]
         except FrameError as err:
             state["error"] = err.reason
+        except RefusedFile as err:
+            state["error"] = str(err)
         states.append(state)
     return states
 
@@ -54,7 +55,7 @@ def run_state(item: Item, runs: Sequence[Run], correct: dict[str, dict]) -> list
     """Per run: its scores for the item as short strings and its per-metric correctness."""
     states = []
     for run in runs:
-        label = run_label(run)
+        label = run.label
         scores = []
         pair = run.pair[run.pair["item_id"] == item.item_id]
         for r in pair.itertuples():
@@ -84,9 +85,15 @@ class PairViewer(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.run_list = list(runs)
         self.proxy_folder = proxy_folder
-        self.server = ProxyServer.shared(proxy_folder) if serve else None
+        self.serve = serve
         self._navigate: list[Callable[[str], None]] = []
         self.on_msg(self._message)
+
+    @property
+    def server(self) -> ProxyServer | None:
+        """The kernel's proxy server (one for every viewer and proxy folder; restarted if it died), or ``None`` when
+        not serving."""
+        return ProxyServer.shared() if self.serve else None
 
     def _message(self, _widget, content, _buffers) -> None:
         for callback in self._navigate:
@@ -104,7 +111,7 @@ class PairViewer(anywidget.AnyWidget):
             for run in self.run_list:
                 wide = item_correct([item], run.pair, run.choice)
                 row = wide.loc[item.item_id] if item.item_id in wide.index else {}
-                correct[run_label(run)] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
+                correct[run.label] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
         first = self.run_list[0] if self.run_list else None
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench.commands.options import add_command
 from bench.paths import data_home
 
 
@@ -33,15 +34,12 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` command."""
-    parser = subparsers.add_parser(
-        "demo",
-        help="the main job on the embedded sample suite",
-        description="Generate the embedded sample suite of all five benchmarks (first use only), print what the "
+    parser = add_command(
+        subparsers, "demo", "the main job on the embedded sample suite",
+        "Generate the embedded sample suite of all five benchmarks (first use only), print what the "
         "loaders read, score it with tiny offline models, print the headline metrics of every run and build the "
         "report of every paper's tables and figures.",
-        epilog="example:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+        "example:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench")
     parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME or ./foilbench-data)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -8,13 +8,17 @@ import math
 import sys
 from typing import Any
 
+from bench.commands.options import add_command
+
 EXAMPLE = """examples:
   foilbench metrics runs/vilma-clip
-  foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --alpha 0.01
-  foilbench metrics runs/videocon-owlcon --by misalignment --json > videocon.json
+  foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --level 0.99
+  foilbench metrics runs/videocon-owlcon --ties expected --by misalignment --json > videocon.json
 
-Values, intervals and chance levels print as percentages; '*' marks a significant result
-(better than chance; for "MC bias (B-A)": a significant choice bias).
+Values, intervals and chance levels print as percentages. Ties follow --ties (default official: what each
+benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
+decided. '*' marks a result whose interval lies above chance (for "MC bias (B-A)": excludes 0, a choice bias);
+'holm' repeats the mark after Holm's correction over the rows of one breakdown.
 """
 
 
@@ -22,8 +26,15 @@ def _percent(value: float) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
 
 
+def _chance(value: float, test: str) -> str:
+    from bench.metrics.aggregate import UNINFORMATIVE
+
+    return f"{_percent(value)} (uninformative)" if test == UNINFORMATIVE else _percent(value)
+
+
 def format_table(table) -> str:
-    """A metric table as aligned text: value [ci] chance n, missing/NaN counts, p-value and a significance mark."""
+    """A metric table as aligned text: value [ci] chance n, the strict value and the items a tie decided, missing /
+    NaN / unparsed / dropped counts, p-value and the Holm-corrected mark."""
     import pandas as pd
 
     shown = pd.DataFrame({
@@ -33,12 +44,20 @@ def format_table(table) -> str:
         "subset": table["subset"],
         "value": [_percent(v) + ("*" if s else "") for v, s in zip(table["value"], table["significant"])],
         "CI": [f"[{_percent(lo)}, {_percent(hi)}]" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-        "chance": [_percent(c) for c in table["chance"]],
+        "chance": [_chance(c, t) for c, t in zip(table["chance"], table["test"])],
         "n": table["n"],
+        "strict": [_percent(v) for v in table["strict"]],
+        "ties": table["n_tie"],
         "missing": table["n_missing"],
-        "nan": table["n_nan"] + table["n_unparsed"],
+        "nan": table["n_nan"],
+        "unparsed": table["n_unparsed"],
+        "dropped": table["n_dropped"],
         "p": ["-" if math.isnan(p) else f"{p:.2g}" for p in table["p_value"]],
+        "holm": ["*" if s else "" for s in table["significant_holm"]],
     })
+    for column in ("unparsed", "dropped"):
+        if not shown[column].any():
+            shown = shown.drop(columns=column)
     if shown["run"].nunique() == 1:
         shown = shown.drop(columns="run")
     return shown.to_string(index=False)
@@ -52,60 +71,62 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def compute(paths: list[str], settings, by: list[str] | None) -> list[dict]:
-    """Per run: its path, label, benchmark, metric table and coverage notes (items reloaded once per data source)."""
+def compute(paths: list[str], settings, by: list[str] | None, ties: str = "official") -> list[dict]:
+    """Per run: its path, label, benchmark, metric table (under tie policy ``ties``) and coverage notes."""
     from tqdm.auto import tqdm
 
-    from bench.metrics.tables import as_items, coverage_notes, expand_items, run_label, run_table
-    from bench.runstore import load_items, read_run
+    from bench.metrics.dispatch import coverage_notes, expand_items, run_table
+    from bench.store import read_run
 
-    cache: dict[str, list] = {}
     results = []
     for path in tqdm(paths, desc="runs", unit="run", disable=len(paths) < 2):
         run = read_run(path)
         m = run.manifest
-        key = json.dumps([m.get("benchmark"), m.get("data_path"), m.get("video_root"), m.get("loader_options")],
-                         sort_keys=True, default=str)
-        if key not in cache:
-            cache[key] = as_items(load_items(run))
-        items = expand_items(cache[key], run.pair, m.get("benchmark"))
+        items = expand_items(run.items(), run.pair, m.get("benchmark"))
         notes = coverage_notes(items, run.pair, run.choice, run.failures)
         if m.get("status") != "complete":
             notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
-        table = run_table(run, settings, by=by, items=items)
-        results.append({"path": str(path), "run": run_label(run), "benchmark": table["benchmark"].iloc[0],
+        table = run_table(run, settings, by=by, items=items, ties=ties)
+        results.append({"path": str(path), "run": run.label, "benchmark": table["benchmark"].iloc[0],
                         "measure": m.get("measure"), "table": table, "notes": notes})
     return results
+
+
+def describe(settings, ties: str) -> str:
+    """The header line: tie policy, interval methods and what the marks mean."""
+    return (f"ties: {ties}; {settings.level:.0%} intervals: exact Clopper-Pearson for shares of items, MOVER for "
+            f"averages of tests, bootstrap ({settings.n_boot} resamples) for AUROC and mAP; * = chance below the "
+            f"interval, one-sided p < {settings.alpha:.3g}; holm = the same after Holm's correction per breakdown")
 
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print (or dump as JSON) the metric tables of the given runs."""
     import pandas as pd
 
-    from bench.metrics.tables import Settings
+    from bench.metrics.aggregate import Settings
 
-    settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed, alpha=args.alpha)
-    results = compute(args.runs, settings, args.by or None)
+    settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed)
+    results = compute(args.runs, settings, args.by or None, args.ties)
     if args.metric:
         for r in results:
             r["table"] = r["table"][r["table"]["metric"].isin(args.metric)]
     if args.json:
         payload = {
             "settings": {"bootstrap": settings.n_boot, "level": settings.level, "seed": settings.seed,
-                         "alpha": settings.alpha},
+                         "alpha": settings.alpha, "ties": args.ties},
             "runs": [{k: r[k] for k in ("path", "run", "benchmark", "measure", "notes")} for r in results],
             "rows": [{k: _jsonable(v) for k, v in rec.items()}
                      for r in results for rec in r["table"].to_dict(orient="records")],
         }
         json.dump(payload, sys.stdout, indent=1, ensure_ascii=False)
         print()
+        sys.stdout.flush()  # a closed pipe raises here, inside the command, where the CLI ends quietly
         return 0
     by_benchmark: dict[str, list[dict]] = {}
     for r in results:
         by_benchmark.setdefault(r["benchmark"], []).append(r)
     for benchmark, group in by_benchmark.items():
-        print(f"== {benchmark}: {', '.join(r['run'] for r in group)} "
-              f"({settings.level:.0%} bootstrap CI, {settings.n_boot} resamples; * p < {settings.alpha:g})")
+        print(f"== {benchmark}: {', '.join(r['run'] for r in group)} ({describe(settings, args.ties)})")
         for r in group:
             for note in r["notes"]:
                 print(f"  note [{r['run']}]: {note}")
@@ -119,26 +140,30 @@ def run(args: argparse.Namespace) -> int:
         for metric, note in zip(notes["metric"], notes["note"]):
             print(f"  {metric}: {note}")
         print()
+    sys.stdout.flush()
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` command."""
-    parser = subparsers.add_parser(
-        "metrics",
-        help="print each benchmark's metric tables (value, CI, chance, significance) for stored runs",
-        description="Compute every metric of each run's benchmark from its stored score tables: over all items, per "
-        "subset and per label breakdown, with a bootstrap confidence interval, the exact chance level of the "
-        "actual items, and a test of 'better than chance'. Missing, NaN and unparsed scores count as failures "
-        "and are counted.",
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(
+        subparsers, "metrics",
+        "print each benchmark's metric tables (value, CI, chance, significance) for stored runs",
+        "Compute every metric of each run's benchmark from its stored score tables: over all items, per subset and "
+        "per label breakdown, with a confidence interval, the exact chance level of the actual items, a test of "
+        "'better than chance' consistent with the interval, and its Holm-corrected version. Ties follow --ties. "
+        "Missing and NaN scores count as failures and are counted; unparsed answers too, except where the "
+        "benchmark's official code drops them (counted as dropped).",
+        EXAMPLE)
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run folder(s) written by the run store")
     parser.add_argument("--json", action="store_true", help="print one JSON object (settings, runs, rows)")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
-    parser.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level of the tests (default 0.05)")
+    parser.add_argument("--level", type=float, default=0.95,
+                        help="confidence level of the intervals (default 0.95); a result is marked significant when "
+                             "chance lies below its interval, a one-sided test at (1 - level) / 2")
+    parser.add_argument("--ties", default="official", choices=["official", "strict", "expected"],
+                        help="tie policy: official (each benchmark's released code, default), strict (a tie fails), "
+                             "expected (random tie-breaking, exact expectation)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and simulations (default 0)")
     parser.add_argument("--by", action="append", metavar="LABEL",
                         help="item label to break down by, repeatable (default: the benchmark's usual ones)")

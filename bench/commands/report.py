@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bench.commands.options import add_command
+
 EXAMPLE = """examples:
   foilbench report runs/vilma-clip runs/vilma-xclip --out reports/vilma
   foilbench report runs/* --out reports/all --notebooks velociti,vinoground --format png
@@ -31,14 +33,14 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` command."""
-    parser = subparsers.add_parser(
-        "report", help="run the paper notebooks on scored runs and write an HTML report",
-        description="Execute the paper notebooks (notebooks/*.ipynb) with papermill on the given runs, writing every "
-        "table (CSV, Markdown, HTML) and figure (PNG, SVG) and an index.html linking them all.",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_command(
+        subparsers, "report", "run the paper notebooks on scored runs and write an HTML report",
+        "Execute the paper notebooks (notebooks/*.ipynb) with papermill on the given runs, writing every table (CSV, "
+        "Markdown, HTML) and figure (PNG, SVG) and an index.html linking them all.", EXAMPLE)
     parser.add_argument("runs", nargs="*", help="run folders (any benchmarks)")
     parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--notebooks", help="comma-separated notebooks to run (default: those with runs)")
+    parser.add_argument("--notebooks", help="comma-separated benchmarks whose notebooks to run (default: those with "
+                                            "runs)")
     parser.add_argument("--data", action="append", default=[], metavar="BENCHMARK=PATH",
                         help="annotation path for a notebook without runs (repeatable)")
     parser.add_argument("--no-published", action="store_true", help="leave the papers' published rows out")

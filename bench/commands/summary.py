@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
+from bench.commands.options import add_command, add_source, source_of
 from bench.items import ItemSet
 
 EXAMPLE = """example:
@@ -13,20 +12,6 @@ EXAMPLE = """example:
   foilbench summary vitatecs data/VITATECS/data --video-root data/VITATECS/videos
   foilbench summary vilma data/vilma -o valid_only=false
 """
-
-
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"loader option must look like KEY=VALUE, got {pair!r}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
 
 
 def format_summary(items: ItemSet) -> str:
@@ -54,28 +39,15 @@ def format_summary(items: ItemSet) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load and print the summary."""
-    from bench.loaders import load
-
-    items = load(args.benchmark, args.path, video_root=args.video_root, **parse_options(args.option))
-    print(format_summary(items))
+    print(format_summary(source_of(args).load()))
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``summary`` command."""
-    from bench.loaders import LOADERS
-
-    parser = subparsers.add_parser(
-        "summary",
-        help="load a benchmark's released files and print the items per subset and missing videos",
-        description="Load BENCHMARK from PATH (a file or folder exactly as released) and print how many items each "
-        "subset has and how many of their videos are missing under --video-root.",
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("benchmark", choices=sorted(LOADERS), help="which benchmark's format PATH is in")
-    parser.add_argument("path", help="annotation file or folder as released")
-    parser.add_argument("--video-root", help="folder the benchmark's video paths are relative to")
-    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="loader option, repeatable (e.g. valid_only=false for ViLMA)")
+    parser = add_command(
+        subparsers, "summary", "load a benchmark's released files and print the items per subset and missing videos",
+        "Load BENCHMARK from DATA (a file or folder exactly as released) and print how many items each subset has "
+        "and how many of their videos are missing under --video-root.", EXAMPLE)
+    add_source(parser)
     parser.set_defaults(func=run)

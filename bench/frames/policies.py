@@ -29,7 +29,10 @@ def by_fps(first: int, count: int, fps: float, params: dict, key: str) -> Select
     """One frame every ``1/fps`` seconds from the window start; more than ``max_frames`` are thinned uniformly
     (VITATECS X-CLIP: 1 fps, at most 12)."""
     step = fps / float(params["fps"])
-    chosen = sorted({first + int(i * step) for i in range(max(1, math.ceil(count / step))) if int(i * step) < count})
+    if step <= 1:  # at least the video's own rate: every frame (without stepping through duplicates)
+        chosen = list(range(first, first + count))
+    else:
+        chosen = sorted({first + int(i * step) for i in range(math.ceil(count / step)) if int(i * step) < count})
     cap = params.get("max_frames")
     if cap and len(chosen) > int(cap):
         picks = np.linspace(0, len(chosen) - 1, int(cap)).round().astype(int)
@@ -117,13 +120,42 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "segment_midpoints": ("k",),
     "consecutive": ("k",),
 }
-ALLOWED: dict[str, tuple[str, ...]] = {
-    "uniform": ("k",),
-    "fps": ("fps", "max_frames"),
-    "segment_midpoints": ("k",),
-    "second_middles": (),
-    "quarter_seconds": (),
-    "consecutive": ("k", "seed"),
-    "single": ("mode", "seed"),
-    "none": (),
+
+
+def positive_integer(value: object) -> str | None:
+    """What is wrong with ``value`` as a count of frames, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return f"must be a positive integer, got {value!r}"
+    return None
+
+
+def positive_number(value: object) -> str | None:
+    """What is wrong with ``value`` as a rate, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return f"must be a finite number > 0, got {value!r}"
+    return None
+
+
+def integer(value: object) -> str | None:
+    """What is wrong with ``value`` as a seed, or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be an integer, got {value!r}"
+    return None
+
+
+def single_mode(value: object) -> str | None:
+    """What is wrong with ``value`` as the mode of :func:`single`, or None."""
+    return None if value in ("middle", "random") else f"must be 'middle' or 'random', got {value!r}"
+
+
+# Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None).
+PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
+    "uniform": {"k": positive_integer},
+    "fps": {"fps": positive_number, "max_frames": positive_integer},
+    "segment_midpoints": {"k": positive_integer},
+    "second_middles": {},
+    "quarter_seconds": {},
+    "consecutive": {"k": positive_integer, "seed": integer},
+    "single": {"mode": single_mode, "seed": integer},
+    "none": {},
 }

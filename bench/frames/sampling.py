@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import ALLOWED, POLICIES, REQUIRED
+from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED
 from bench.items import Clip
 
 
@@ -28,30 +28,42 @@ class FramePolicy:
 
 
 def policy(name: str, **params: object) -> FramePolicy:
-    """A :class:`FramePolicy`, checked: ``policy("uniform", k=8)``, ``policy("fps", fps=1, max_frames=12)``."""
+    """A :class:`FramePolicy`, checked: ``policy("uniform", k=8)``, ``policy("fps", fps=1, max_frames=12)``.
+
+    An unknown name, a missing or unknown parameter or a bad value (``k`` not a positive integer, ``fps`` not a
+    finite number > 0...) is a one-line :class:`ValueError`, before any video is read.
+    """
     if name not in POLICIES:
-        raise ValueError(f"unknown frame policy {name!r}; choose one of {sorted(POLICIES)}")
+        raise ValueError(f"unknown frame policy {name!r}; choose one of {', '.join(sorted(POLICIES))}")
+    accepted = PARAMETERS[name]
     missing = [p for p in REQUIRED.get(name, ()) if p not in params]
-    unknown = [p for p in params if p not in ALLOWED[name]]
+    unknown = [p for p in params if p not in accepted]
     if missing or unknown:
-        raise ValueError(f"frame policy {name!r} takes {list(ALLOWED[name])}; "
+        raise ValueError(f"frame policy {name!r} takes {list(accepted) or 'no parameters'}; "
                          f"missing {missing}, unknown {unknown}")
+    for key, value in params.items():
+        problem = accepted[key](value)
+        if problem:
+            raise ValueError(f"frame policy {name!r}: {key} {problem}")
     return FramePolicy(name, tuple(sorted(params.items())))
 
 
 def parse_policy(text: str) -> FramePolicy:
-    """``"uniform:k=8"`` or ``"fps:fps=1,max_frames=12"`` or ``"none"`` to a policy (for command lines)."""
+    """``"uniform:k=8"`` or ``"fps:fps=1,max_frames=12"`` or ``"none"`` to a checked policy (for command lines);
+    values are read as JSON when they parse (``8``, ``0.5``), else kept as text."""
     name, _, rest = text.partition(":")
-    params = {}
-    for pair in filter(None, rest.split(",")):
-        key, sep, value = pair.partition("=")
-        if not sep:
+    params: dict[str, object] = {}
+    for pair in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, value = (part.strip() for part in pair.partition("="))
+        if not sep or not key:
             raise ValueError(f"frame policy parameter must be KEY=VALUE, got {pair!r} in {text!r}")
+        if key in params:
+            raise ValueError(f"frame policy parameter {key!r} given twice in {text!r}")
         try:
             params[key] = json.loads(value)
         except json.JSONDecodeError:
             params[key] = value
-    return policy(name, **params)
+    return policy(name.strip(), **params)
 
 
 @dataclass

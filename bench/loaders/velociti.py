@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.loaders.common import LoaderError, files_in, read_csv_rows, read_json, read_jsonl
+from bench.items import Clip, Item, ItemSet
+from bench.loaders.common import (LoaderError, Repeats, VideoRoot, check_strings, csv_header, files_in, loader,
+                                  read_csv_rows, read_json, read_jsonl)
 
 BENCHMARK = "velociti"
 TESTS = ("action_adv", "action_bind", "action_manner", "agent_bind", "agent_random", "chrono", "control", "coref")
@@ -37,9 +38,13 @@ def _bool(value: Any, path: Path, where: str) -> bool:
     raise LoaderError(path, where, f"'in_subset' must be a boolean, got {value!r}")
 
 
-def _event(value: Any) -> str:
+def _event(value: Any, path: Path, where: str) -> str:
     """Events as one string: ``Ev3`` or a JSON list / tuple string for multi-event tests, kept as released."""
-    return value if isinstance(value, str) else json.dumps(list(value))
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return json.dumps(list(value))
+    raise LoaderError(path, where, f"field 'event' must be an event name ('Ev3') or a list of them, got {value!r}")
 
 
 def _rows(path: Path) -> Iterator[tuple[str, dict]]:
@@ -74,6 +79,7 @@ def _rows(path: Path) -> Iterator[tuple[str, dict]]:
         if table.num_rows == 0:
             raise LoaderError(path, None, "the file has no rows")
         for i, row in enumerate(table.to_pylist()):
+            check_strings(row, path, f"row {i}")
             yield f"row {i}", row
 
 
@@ -90,46 +96,47 @@ class _Ids:
     """Item ids ``<test>/<video>/<event>/<n>``, n counting the rows of one (test, video, event).
 
     Rows carry no ids of their own; an exact repeat of a row (one is in the released v1 ``action_bind.csv``) is kept,
-    as the official metrics count it, and reported in the notes.
+    as the official metrics count it, and reported in the notes (:class:`~bench.loaders.common.Repeats`).
     """
 
     def __init__(self) -> None:
-        self.rows: dict[tuple, list[tuple[str, str]]] = {}
-        self.repeats: list[str] = []
+        self.rows: dict[tuple, int] = {}
+        self.repeats = Repeats()
 
     def add(self, key: tuple, captions: tuple[str, str], origin: str) -> str:
-        rows = self.rows.setdefault(key, [])
-        if captions in rows:
-            self.repeats.append(origin)
-        rows.append(captions)
-        return "/".join(key) + f"/{len(rows) - 1}"
+        self.repeats.add((key, captions), origin)
+        self.rows[key] = self.rows.get(key, -1) + 1
+        return "/".join(key) + f"/{self.rows[key]}"
 
 
-def _item(video_root, path: Path, where: str, video_id: str, test: str, event: str, pos: str, neg: str,
+def _item(roots: VideoRoot, path: Path, where: str, video_id: str, test: str, event: str, pos: str, neg: str,
           labels: dict, seen: _Ids) -> Item:
     if test not in TESTS:
         raise LoaderError(path, where, f"unknown test_name {test!r}; expected one of {list(TESTS)}")
     video_id = video_id.split(".")[0]  # VELOCITI data.py strips an extension the same way
+    if not video_id.strip():
+        raise LoaderError(path, where, "field 'video_id' has no name before its first '.'")
     item_id = seen.add((test, video_id, event), (pos, neg), f"{path.name} {where}")
-    video, exists = resolve_video(video_root, f"{video_id}.mp4")
+    video, exists = roots.resolve(f"{video_id}.mp4", path, where, "video_id")
     return Item(BENCHMARK, item_id, test, (Clip(video, exists=exists),), (pos, neg), ((0,),),
                 {"video_id": video_id, "event": event, **labels})
 
 
-def _load_current(path: Path, video_root, seen: _Ids) -> list[Item]:
+def _load_current(path: Path, roots: VideoRoot, seen: _Ids) -> list[Item]:
     items = []
     for where, row in _rows(path):
         missing = [c for c in COLUMNS if c not in row]
         if missing:
             raise LoaderError(path, where, f"missing field(s) {missing}; expected {list(COLUMNS)}")
         video_id = _text(row, "video_id", path, where)
-        items.append(_item(video_root, path, where, video_id, _text(row, "test_name", path, where),
-                           _event(row["event"]), _text(row, "pos", path, where), _text(row, "neg", path, where),
+        items.append(_item(roots, path, where, video_id, _text(row, "test_name", path, where),
+                           _event(row["event"], path, where), _text(row, "pos", path, where),
+                           _text(row, "neg", path, where),
                            {"in_subset": _bool(row["in_subset"], path, where)}, seen))
     return items
 
 
-def _load_v1(path: Path, video_root, seen: _Ids) -> list[Item]:
+def _load_v1(path: Path, roots: VideoRoot, seen: _Ids) -> list[Item]:
     name = path.stem
     test = V1_NAMES.get(name, name)
     if test not in TESTS:
@@ -142,35 +149,34 @@ def _load_v1(path: Path, video_root, seen: _Ids) -> list[Item]:
             raise LoaderError(path, where, f"'gt' must be 'cap1' or 'cap2', got {row['gt']!r}")
         cap1, cap2 = _text(row, "cap1", path, where), _text(row, "cap2", path, where)
         pos, neg = (cap1, cap2) if row["gt"] == "cap1" else (cap2, cap1)
-        items.append(_item(video_root, path, where, _text(row, "video_id", path, where), test, row["ev"], pos, neg,
+        items.append(_item(roots, path, where, _text(row, "video_id", path, where), test, row["ev"], pos, neg,
                            {"in_subset": True, "v1_name": name, "v1_gt": row["gt"]}, seen))
     return items
 
 
 def _is_v1(path: Path) -> bool:
-    if path.suffix.lower() != ".csv":
-        return False
-    with path.open(encoding="utf-8") as fh:
-        header = fh.readline().strip().split(",")
-    return set(V1_COLUMNS) <= set(header)
+    return path.suffix.lower() == ".csv" and set(V1_COLUMNS) <= set(csv_header(path))
 
 
-def load(path: str | Path, video_root: str | Path | None = None, *, subset_only: bool = False) -> ItemSet:
+@loader
+def load(path: str | Path, video_root: str | Path | None = None, *, subset_only: bool = False,
+         allow_outside_root: bool = False) -> ItemSet:
     """Load VELOCITI from a file or folder of the current release's exports or of the v1 subset CSVs.
 
     ``subset_only`` keeps the "VELOCITI Subset" rows (``in_subset``; every v1 subset row is one).
+    ``allow_outside_root`` accepts video ids that leave the video root (absolute, ``..``).
     """
     path = Path(path)
+    roots = VideoRoot(video_root, allow_outside_root)
     items: list[Item] = []
     seen = _Ids()
     notes = []
     for file in files_in(path, SUFFIXES, "VELOCITI"):
-        loaded = _load_v1(file, video_root, seen) if _is_v1(file) else _load_current(file, video_root, seen)
-        notes.append(f"{file.name}: {len(loaded)} rows ({'v1 subset' if _is_v1(file) else 'current release'})")
+        v1 = _is_v1(file)
+        loaded = _load_v1(file, roots, seen) if v1 else _load_current(file, roots, seen)
+        notes.append(f"{file.name}: {len(loaded)} rows ({'v1 subset' if v1 else 'current release'})")
         items += loaded
-    if seen.repeats:
-        notes.append(f"{len(seen.repeats)} row(s) repeat an earlier row exactly and are kept as released: "
-                     + ", ".join(seen.repeats))
+    notes += seen.repeats.notes()
     if subset_only:
         before = len(items)
         items = [it for it in items if it.labels["in_subset"]]

@@ -31,14 +31,13 @@ from the statements file alone (it names no folder).
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.loaders.common import LoaderError, files_in, read_csv_rows
+from bench.items import Clip, Item, ItemSet
+from bench.loaders.common import LoaderError, Repeats, VideoRoot, csv_header, files_in, loader, read_csv_rows
 
 BENCHMARK = "videocon"
 LLM_COLUMNS = ("videopath", "source", "caption", "neg_caption", "youtube_key", "split", "misalignment")
@@ -64,14 +63,6 @@ UNUSABLE = {
     "scores": "a score file (no header: videopath,caption,entailment[,pos,neg]); import it as a run with "
               "'foilbench import videocon', it holds no annotations",
 }
-
-
-def _first_record(path: Path) -> list[str]:
-    try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            return next(csv.reader(fh), [])
-    except UnicodeDecodeError as err:
-        raise LoaderError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start}); expected a CSV") from None
 
 
 def _is_number(value: str) -> bool:
@@ -116,8 +107,9 @@ def _index(value: str, path: Path, where: str, field: str) -> int:
     return int(value)
 
 
-def _core(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
+def _core(path: Path, root: VideoRoot, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
+    repeats = Repeats()
     dropped: Counter[str] = Counter()
     columns = LLM_COLUMNS + (("nle",) if subset == "llm_feedback" else ())
     for n, (line, row) in enumerate(read_csv_rows(path, columns)):
@@ -133,11 +125,13 @@ def _core(path: Path, root, split: str | None, subset: str, notes: list[str]) ->
         if subset == "llm_feedback":
             labels["nle"] = row["nle"]
         texts = (_text(row, "caption", path, where), _text(row, "neg_caption", path, where))
-        video, exists = resolve_video(root, _text(row, "videopath", path, where))
+        video, exists = root.resolve(_text(row, "videopath", path, where), path, where, "videopath")
         if split is not None and row_split != split:
             dropped[row_split] += 1
             continue
+        repeats.add(tuple(row.values()), f"{path.name} {where}")
         items.append(Item(BENCHMARK, f"{subset}/{n}", subset, (Clip(video, exists=exists),), texts, ((0,),), labels))
+    notes += repeats.notes()
     if split is not None:
         left_out = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"
         notes.append(f"{path.name}: split={split!r} kept {len(items)} of {len(items) + sum(dropped.values())} rows "
@@ -145,23 +139,27 @@ def _core(path: Path, root, split: str | None, subset: str, notes: list[str]) ->
     return items
 
 
-def _human(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
+def _human(path: Path, root: VideoRoot, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
+    repeats = Repeats()
     for n, (line, row) in enumerate(read_csv_rows(path, HUMAN_COLUMNS)):
         where = f"line {line}"
         name = row["video_url"].strip().rstrip("/").rsplit("/", 1)[-1]
         if not name:
             raise LoaderError(path, where, "empty 'video_url'; expected a link ending in the video's file name")
-        video, exists = resolve_video(root, name)
+        video, exists = root.resolve(name, path, where, "video_url")
+        repeats.add(tuple(row.values()), f"{path.name} {where}")
         labels = {"source": "activitynet", "misalignment": None, "split": "test", "youtube_key": None,
                   "hard": _bool(row["hard"], path, where, "hard"), "nle": row["nle"], "video_url": row["video_url"]}
         texts = (_text(row, "caption", path, where), _text(row, "neg_caption", path, where))
         items.append(Item(BENCHMARK, f"human/{n}", "human", (Clip(video, exists=exists),), texts, ((0,),), labels))
+    notes += repeats.notes()
     return items
 
 
-def _ssv2(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
+def _ssv2(path: Path, root: VideoRoot, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     videos: dict[str, int] = {}
+    first_line: dict[str, str] = {}
     texts: dict[str, int] = {}
     prompts: list[str] = []
     positives: dict[tuple[int, int], bool] = {}
@@ -171,6 +169,7 @@ def _ssv2(path: Path, root, split: str | None, subset: str, notes: list[str]) ->
             raise LoaderError(path, where, f"'match' must be 0 or 1, got {row['match']!r}")
         text = _described(row["caption"], path, where)
         v = videos.setdefault(_text(row, "videopath", path, where), len(videos))
+        first_line.setdefault(row["videopath"], where)
         if text not in texts:
             texts[text] = len(texts)
             prompts.append(row["caption"])
@@ -182,14 +181,15 @@ def _ssv2(path: Path, root, split: str | None, subset: str, notes: list[str]) ->
     if missing:
         raise LoaderError(path, None, f"{missing} (video, caption) pairs are absent: the retrieval set must pair every "
                                       f"one of the {len(videos)} videos with every one of the {len(texts)} captions")
-    clips = tuple(Clip(video, exists=exists) for video, exists in (resolve_video(root, v) for v in videos))
+    clips = tuple(Clip(video, exists=exists) for video, exists in
+                  (root.resolve(v, path, first_line[v], "videopath") for v in videos))
     truth = tuple(tuple(t for t in range(len(texts)) if positives[(v, t)]) for v in range(len(videos)))
     notes.append(f"{path.name}: {len(videos)} videos x {len(texts)} captions, {sum(map(len, truth))} positives")
     return [Item(BENCHMARK, "ssv2_temporal", "ssv2_temporal", clips, tuple(texts), truth,
                  {"prompts": prompts, "video_names": list(videos)})]
 
 
-def _atp_eval(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
+def _atp_eval(path: Path, root: VideoRoot, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     """Each question is a block of 5 consecutive rows with options 0..4, as ``src/eval_atphard.py`` reads them (a
     video may ask the same question twice, so rows are not grouped by video and question)."""
     blocks: list[list[tuple[str, dict]]] = []
@@ -207,29 +207,35 @@ def _atp_eval(path: Path, root, split: str | None, subset: str, notes: list[str]
             raise LoaderError(path, where, "video, question or answer changes inside one question's options")
         blocks[-1].append((where, row))
     items = []
+    repeats = Repeats()
     for n, block in enumerate(blocks):
         where, first = block[0]
+        repeats.add(tuple(tuple(row.values()) for _, row in block), f"{path.name} {where}")
         if len(block) != N_OPTIONS:
             raise LoaderError(path, where, f"question {first['question']!r} has {len(block)} options, "
                                            f"expected {N_OPTIONS}")
         relative = "/".join(Path(_text(first, "videopath", path, where)).parts[-2:])
-        video, exists = resolve_video(root, relative)
+        video, exists = root.resolve(relative, path, where, "videopath")
         texts = tuple(_described(row["caption"], path, w) for w, row in block)
         items.append(Item(BENCHMARK, f"atp_hard/{n}", "atp_hard", (Clip(video, exists=exists),), texts,
                           ((_index(first["answer"], path, where, "answer"),),),
                           {"question": first["question"], "video": Path(first["videopath"]).stem}))
+    notes += repeats.notes()
     return items
 
 
-def _atp_statements(path: Path, root, split: str | None, subset: str, notes: list[str]) -> list[Item]:
+def _atp_statements(path: Path, root: VideoRoot, split: str | None, subset: str, notes: list[str]) -> list[Item]:
     items = []
+    repeats = Repeats()
     for n, (line, row) in enumerate(read_csv_rows(path, ATP_STATEMENT_COLUMNS)):
         where = f"line {line}"
-        video, exists = resolve_video(root, f"{_text(row, 'vid_id', path, where).strip()}.mp4")
+        video, exists = root.resolve(f"{_text(row, 'vid_id', path, where).strip()}.mp4", path, where, "vid_id")
+        repeats.add(tuple(row.values()), f"{path.name} {where}")
         texts = tuple(_text(row, f"s{i}", path, where) for i in range(N_OPTIONS))
         items.append(Item(BENCHMARK, f"atp_hard/{n}", "atp_hard", (Clip(video, exists=exists),), texts,
                           ((_index(row["answer"], path, where, "answer"),),),
                           {"question": row["question"], "video": row["vid_id"].strip()}))
+    notes += repeats.notes()
     return items
 
 
@@ -256,7 +262,7 @@ def _question_types(path: Path) -> dict[tuple[str, str, int], list[dict]]:
         qtype = row["type"].strip()
         if qtype not in NEXTQA_TYPES:
             raise LoaderError(path, where, f"unknown question type {qtype!r}; expected one of {list(NEXTQA_TYPES)}")
-        if not row["qid"].strip().isdigit():
+        if not row["qid"].strip().isdecimal():
             raise LoaderError(path, where, f"'qid' must be a question number, got {row['qid']!r}")
         video = row["video"].strip()
         key = (video, row["qid"].strip())
@@ -300,7 +306,7 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[..., list[Item]]]] = {
 def recognise(path: Path) -> str | None:
     """Which VideoCon file a CSV is, from its first record: a key of :data:`READERS`, ``"atp_hard_questions"``,
     ``"example"``, ``"scores"`` (a headerless score file), or None."""
-    first = _first_record(path)
+    first = csv_header(path)
     header = set(first)
     for kind, (columns, _) in READERS.items():
         if set(columns) <= header:
@@ -315,7 +321,7 @@ def recognise(path: Path) -> str | None:
 
 
 def _unrecognised(path: Path) -> str:
-    shown = [h if len(h) <= 40 else h[:37] + "..." for h in _first_record(path)]
+    shown = [h if len(h) <= 40 else h[:37] + "..." for h in csv_header(path)]
     return f"not a VideoCon annotation file: header {shown} matches none of the released formats"
 
 
@@ -350,12 +356,16 @@ def _kinds(path: Path, notes: list[str]) -> dict[Path, str]:
     return kinds
 
 
-def load(path: str | Path, video_root: str | Path | None = None, *, split: str | None = None) -> ItemSet:
+@loader
+def load(path: str | Path, video_root: str | Path | None = None, *, split: str | None = None,
+         allow_outside_root: bool = False) -> ItemSet:
     """Load VideoCon from one CSV or a folder of them.
 
     ``split`` ("train", "val", "test") keeps only those rows of the LLM-generated core files (``llm``,
     ``llm_feedback``); the human and downstream sets are evaluation sets and are always kept. Which file was read
-    as what, and what was skipped, is in the notes.
+    as what, and what was skipped, is in the notes; so are rows that repeat an earlier row exactly (kept as
+    released: the official scripts score every row). ``allow_outside_root`` accepts video paths that leave the
+    video root (absolute, ``..``).
     """
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {list(SPLITS)} or None, got {split!r}")
@@ -367,7 +377,7 @@ def load(path: str | Path, video_root: str | Path | None = None, *, split: str |
     for kind, f in by_kind.items():
         if kind in READERS:
             subset = "atp_hard" if kind.startswith("atp_hard") else kind
-            loaded[kind] = READERS[kind][1](f, video_root, split, subset, notes)
+            loaded[kind] = READERS[kind][1](f, VideoRoot(video_root, allow_outside_root), split, subset, notes)
             notes.append(f"{f.name}: read as {kind}, items: {len(loaded[kind])}")
     if "atp_hard_eval" in loaded and "atp_hard_statements" in loaded:
         _check_statements(loaded["atp_hard_eval"], loaded.pop("atp_hard_statements"), by_kind["atp_hard_statements"])

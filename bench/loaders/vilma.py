@@ -13,22 +13,15 @@ QUVA ``quva/normalized_videos/<video_file>`` (``time_unit`` "pts" = frame indice
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.loaders.common import LoaderError, files_in, read_json, require
+from bench.items import Clip, Item, ItemSet
+from bench.loaders.common import LoaderError, VideoRoot, files_in, loader, read_json, require, require_text
+from bench.registry import spec
 
 BENCHMARK = "vilma"
 QUVA_FPS = 30.0  # bin/normalize_fps re-encodes QUVA to 30 fps; pts windows index those frames
-# The paper's five tests (Table 2) by subtest file-stem prefix.
-TESTS: tuple[tuple[str, str], ...] = (
-    ("counting", "Action Counting"),
-    ("SRL_", "Situation Awareness"),
-    ("change-state", "Change of State"),
-    ("rare-actions", "Rare Actions"),
-    ("relations", "Spatial Relations"),
-)
 SOURCES: dict[str, str] = {
     "QUVA": "quva",
     "something-something-v2": "ssv2",
@@ -48,13 +41,14 @@ DEFAULT_DIRS: dict[str, str] = {
 
 def test_of(stem: str) -> str | None:
     """The paper's test for a subtest file stem, or ``None`` for files that are not a benchmark subtest."""
-    for prefix, name in TESTS:
+    for prefix, name in spec(BENCHMARK).labels["tests"]:
         if stem.startswith(prefix):
             return name
     return None
 
 
-def _video(record: dict, path: Path, where: str, dirs: dict[str, str]) -> str:
+def _video(record: dict, path: Path, where: str, dirs: dict[str, str]) -> tuple[str, str]:
+    """The video path under the root, and the field that named it."""
     dataset = record["dataset"]
     source = SOURCES.get(dataset)
     if source is None:
@@ -62,14 +56,24 @@ def _video(record: dict, path: Path, where: str, dirs: dict[str, str]) -> str:
     if source == "quva":
         if record.get("normalized") is False:
             raise LoaderError(path, where, "QUVA item is not normalized to 30 fps (normalized=false)")
-        name = require(record, "video_file", str, path, where)
+        field, name = "video_file", require(record, "video_file", str, path, where)
     elif source == "ssv2":
-        name = f"{require(record, 'dataset_idx', (str, int), path, where)}.webm"
+        field, name = "dataset_idx", f"{require(record, 'dataset_idx', (str, int), path, where)}.webm"
     elif source == "star":
-        name = f"{require(record, 'video_file', str, path, where)}.mp4"
+        field, name = "video_file", f"{require(record, 'video_file', str, path, where)}.mp4"
     else:
-        name = f"{require(record, 'youtube_id', str, path, where)}.mp4"
-    return f"{dirs[source]}/{name}"
+        field, name = "youtube_id", f"{require(record, 'youtube_id', str, path, where)}.mp4"
+    return f"{dirs[source]}/{name}", field
+
+
+def _finite(value: object) -> bool:
+    """A finite JSON number (not a boolean, not an integer too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _window(record: dict, path: Path, where: str) -> tuple[float | None, float | None, str]:
@@ -79,8 +83,10 @@ def _window(record: dict, path: Path, where: str) -> tuple[float | None, float |
     bounds = []
     for key in ("start_time", "end_time"):
         value = record.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
-            raise LoaderError(path, where, f"field {key!r} must be a number or null, got {value!r}")
+        if value is not None and not _finite(value):
+            raise LoaderError(path, where, f"field {key!r} must be a finite number or null, got {value!r}")
+        if value is not None and value != -1 and value < 0:
+            raise LoaderError(path, where, f"field {key!r} must be >= 0 (or -1 for none), got {value!r}")
         bounds.append(None if value is None or value == -1 else float(value))
     start, end = bounds
     if start is not None and end is not None and end < start:
@@ -89,7 +95,7 @@ def _window(record: dict, path: Path, where: str) -> tuple[float | None, float |
 
 
 def _texts(record: dict, path: Path, where: str) -> tuple[str, ...]:
-    caption = require(record, "caption", str, path, where)
+    caption = require_text(record, "caption", path, where)
     foils = require(record, "foils", list, path, where)
     if not foils or not all(isinstance(f, str) and f.strip() for f in foils):
         raise LoaderError(path, where, f"'foils' must be a non-empty list of strings, got {foils!r}")
@@ -111,7 +117,7 @@ def is_valid(record: dict, path: Path, where: str) -> bool:
     return mturk["caption"] >= 2 and human["caption"] == 1
 
 
-def _load_file(path: Path, video_root: Any, dirs: dict[str, str], valid_only: bool) -> tuple[list[Item], str]:
+def _load_file(path: Path, roots: VideoRoot, dirs: dict[str, str], valid_only: bool) -> tuple[list[Item], str]:
     stem = path.stem
     test = test_of(stem)
     data = read_json(path)
@@ -130,7 +136,8 @@ def _load_file(path: Path, video_root: Any, dirs: dict[str, str], valid_only: bo
             dropped += 1
             continue
         start, end, unit = _window(record, path, where)
-        video, exists = resolve_video(video_root, _video(record, path, where, dirs))
+        relative, field = _video(record, path, where, dirs)
+        video, exists = roots.resolve(relative, path, where, field)
         clip = Clip(video, start, end, unit, QUVA_FPS if unit == "pts" else None, exists)
         prof = record["proficiency"]
         main_id = f"{stem}/{key}"
@@ -157,15 +164,17 @@ def _load_file(path: Path, video_root: Any, dirs: dict[str, str], valid_only: bo
     return items, note
 
 
+@loader
 def load(path: str | Path, video_root: str | Path | None = None, *, valid_only: bool = True,
          time_unit: str | None = "pts", quva_dir: str | None = None, ssv2_dir: str | None = None,
-         star_dir: str | None = None, youtube_dir: str | None = None) -> ItemSet:
+         star_dir: str | None = None, youtube_dir: str | None = None, allow_outside_root: bool = False) -> ItemSet:
     """Load ViLMA from one subtest file or a folder of them.
 
     A folder loads the files whose stem names a subtest of the paper's five tests (the unvalidated digit variants
     and pre-validation pools have no ``mturk`` votes and are not benchmark subtests). Counting comes in two time
     units (``-pts`` and ``-sec`` files of the same items): ``time_unit`` ("pts", the default, or "sec") keeps one
     of them when a folder has both; ``None`` loads both. ``*_dir`` override the per-source folders under ``video_root``.
+    ``allow_outside_root`` accepts video paths that leave the video root (absolute, ``..``).
     """
     path = Path(path)
     dirs = dict(DEFAULT_DIRS)
@@ -187,7 +196,7 @@ def load(path: str | Path, video_root: str | Path | None = None, *, valid_only: 
     items: list[Item] = []
     notes = [f"skipped {', '.join(skipped)} (time_unit={time_unit!r})"] if skipped else []
     for file in files:
-        loaded, note = _load_file(file, video_root, dirs, valid_only)
+        loaded, note = _load_file(file, VideoRoot(video_root, allow_outside_root), dirs, valid_only)
         items += loaded
         notes.append(note)
     return ItemSet(BENCHMARK, str(path), items, notes)

@@ -18,11 +18,12 @@ questions whose GT option is not the caption of the entry's video are counted in
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.loaders.common import LoaderError, read_csv_rows, read_json
+from bench.items import Clip, Item, ItemSet
+from bench.loaders.common import LoaderError, VideoRoot, loader, read_csv_rows, read_json
 
 BENCHMARK = "vinoground"
 COLUMNS = ("index", "major", "minor", "pos_vid", "pos_start", "pos_end", "pos_cap", "neg_vid", "neg_start",
@@ -42,9 +43,12 @@ def _number(value: str, path: Path, where: str, field: str) -> float | None:
     if value.strip() == "":
         return None
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
-        raise LoaderError(path, where, f"{field!r} must be a number of seconds, got {value!r}") from None
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise LoaderError(path, where, f"{field!r} must be a finite number of seconds >= 0, got {value!r}")
+    return number
 
 
 def _window(row: dict[str, str], side: str, path: Path, where: str) -> tuple[float | None, float | None]:
@@ -61,7 +65,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _score_entries(path: Path, pairs: set[int]) -> list[dict]:
-    data = read_json(path)
+    data = read_json(path, row_name="entry")
     if not isinstance(data, list):
         raise LoaderError(path, None, f"expected a JSON list of {{{', '.join(ENTRY_FIELDS)}}}, "
                                       f"got {type(data).__name__}")
@@ -99,6 +103,8 @@ def _csv_path(path: Path) -> Path:
         path = path / "vinoground.csv"
         if not path.is_file():
             raise LoaderError(path.parent, None, "no vinoground.csv in this folder")
+    elif not path.is_file():
+        raise LoaderError(path, None, "not a regular file or folder; expected vinoground.csv or its folder")
     elif path.suffix.lower() == ".json":
         raise LoaderError(path, None, "give vinoground.csv or its folder; the score JSONs are read from beside it")
     return path
@@ -118,7 +124,7 @@ def _read_rows(csv_path: Path) -> list[tuple[str, int, dict[str, str]]]:
     seen: dict[int, str] = {}
     for line, row in read_csv_rows(csv_path, COLUMNS):
         where = f"line {line}"
-        if not row["index"].strip().isdigit():
+        if not row["index"].strip().isdecimal():
             raise LoaderError(csv_path, where, f"'index' must be a pair number, got {row['index']!r}")
         index = int(row["index"])
         if index in seen:
@@ -145,14 +151,14 @@ def _labels(row: dict[str, str], path: Path, where: str) -> dict:
     return labels
 
 
-def _video_path(root, axis: str, name: str) -> tuple[str, bool | None]:
+def _video_path(roots: VideoRoot, axis: str, name: str, path: Path, where: str) -> tuple[str, bool | None]:
     """A score entry's video relative to the root: as named, or inside the axis's folder when named bare."""
     relative = name if "/" in name else f"{VIDEO_FOLDERS[axis]}/{name}"
-    return resolve_video(root, relative)
+    return roots.resolve(relative, path, where, "video_name")
 
 
-def _attach(axis: str, path: Path, entries: list[dict], by_index: dict[int, tuple[str, dict, dict]], root,
-            notes: list[str]) -> None:
+def _attach(axis: str, path: Path, entries: list[dict], by_index: dict[int, tuple[str, dict, dict]],
+            roots: VideoRoot, notes: list[str]) -> None:
     """Put one score file's questions on the pairs' labels, checking them against the CSV."""
     keyed = {entry["idx"]: (i, entry) for i, entry in enumerate(entries)}
     official = [f"{index}_{side}" for index in by_index for side in SIDES]
@@ -164,7 +170,7 @@ def _attach(axis: str, path: Path, entries: list[dict], by_index: dict[int, tupl
                 raise LoaderError(path, None, f"no question for {idx!r} (pair {index} of vinoground.csv); expected "
                                               "one for each side of every pair")
             i, entry = keyed[idx]
-            video, exists = _video_path(root, axis, entry["video_name"])
+            video, exists = _video_path(roots, axis, entry["video_name"], path, f"entry {i}")
             if axis == "text":
                 if Path(entry["video_name"]).stem != idx:
                     raise LoaderError(path, f"entry {i}", f"'video_name' {entry['video_name']!r} is not the clip of "
@@ -189,10 +195,13 @@ def _attach(axis: str, path: Path, entries: list[dict], by_index: dict[int, tupl
         notes.append(f"{path.name}: {len(missing_videos)} concatenated videos missing under the video root")
 
 
-def load(path: str | Path, video_root: str | Path | None = None) -> ItemSet:
+@loader
+def load(path: str | Path, video_root: str | Path | None = None, *, allow_outside_root: bool = False) -> ItemSet:
     """Load Vinoground from ``vinoground.csv`` or its folder, with the score JSONs found beside it or in the video
-    folders (see the module notes); any number of pairs."""
+    folders (see the module notes); any number of pairs. ``allow_outside_root`` accepts score-file video names that
+    leave the video root (absolute, ``..``)."""
     csv_path = _csv_path(Path(path))
+    roots = VideoRoot(video_root, allow_outside_root)
     by_index: dict[int, tuple[str, dict, dict]] = {}
     for where, index, row in _read_rows(csv_path):
         by_index[index] = (where, row, _labels(row, csv_path, where))
@@ -204,11 +213,12 @@ def load(path: str | Path, video_root: str | Path | None = None) -> ItemSet:
             notes.append(f"{name} not found beside {csv_path.name} or in the video folders: no official {axis}-score "
                          "questions")
             continue
-        _attach(axis, found, _score_entries(found, set(by_index)), by_index, video_root, notes)
+        _attach(axis, found, _score_entries(found, set(by_index)), by_index, roots, notes)
     items = []
-    for index, (_, row, labels) in by_index.items():
+    for index, (where, row, labels) in by_index.items():
         clips = tuple(Clip(video, exists=exists) for video, exists in
-                      (resolve_video(video_root, f"{VIDEO_FOLDERS['text']}/{index}_{side}.mp4") for side in SIDES))
+                      (roots.resolve(f"{VIDEO_FOLDERS['text']}/{index}_{side}.mp4", csv_path, where, "index")
+                       for side in SIDES))
         items.append(Item(BENCHMARK, str(index), labels["major"], clips, (row["pos_cap"], row["neg_cap"]),
                           ((0,), (1,)), labels))
     return ItemSet(BENCHMARK, str(csv_path), items, notes)

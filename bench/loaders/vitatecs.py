@@ -2,7 +2,9 @@
 
 Each line is ``{src_dataset, video_name, caption, counterfactual, aspect}``; items are ids ``"<Aspect>/<line>"``.
 Videos are ``<video_root>/<src_dataset>/<video_name>``. VATEX names encode the clip's place in its YouTube video as
-``<11-char id>_<start 6 digits>_<end 6 digits>.mp4``: kept as labels (the file itself is the clip).
+``<11-char id>_<start 6 digits>_<end 6 digits>.mp4``: kept as labels (the file itself is the clip). A line that
+repeats an earlier line exactly (27 do in ``data/``) is kept as released, as the official evaluation counts it, and
+listed in the notes.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bench.items import Clip, Item, ItemSet, resolve_video
-from bench.loaders.common import LoaderError, files_in, read_jsonl, require
+from bench.items import Clip, Item, ItemSet
+from bench.loaders.common import (LoaderError, Repeats, VideoRoot, files_in, loader, read_jsonl,
+                                  require_text)
 
 BENCHMARK = "vitatecs"
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
@@ -20,11 +23,11 @@ FIELDS = ("src_dataset", "video_name", "caption", "counterfactual", "aspect")
 VATEX_NAME = re.compile(r"^(?P<ytid>.{11})_(?P<start>\d{6})_(?P<end>\d{6})\.mp4$")
 
 
-def _load_file(path: Path, video_root, seen: set[str]) -> list[Item]:
+def _load_file(path: Path, roots: VideoRoot, seen: set[str], repeats: Repeats) -> list[Item]:
     items = []
     for line, record in read_jsonl(path):
         where = f"line {line}"
-        values = {key: require(record, key, str, path, where) for key in FIELDS}
+        values = {key: require_text(record, key, path, where) for key in FIELDS}
         extra = sorted(set(record) - set(FIELDS))
         if extra:
             raise LoaderError(path, where, f"unexpected field(s) {extra}; expected exactly {list(FIELDS)}")
@@ -45,17 +48,24 @@ def _load_file(path: Path, video_root, seen: set[str]) -> list[Item]:
         if item_id in seen:
             raise LoaderError(path, where, f"duplicate item id {item_id!r} (two files for aspect {aspect}?)")
         seen.add(item_id)
-        video, exists = resolve_video(video_root, f"{source}/{values['video_name']}")
+        repeats.add(tuple(values.values()), f"{path.name} {where}")
+        video, exists = roots.resolve(f"{source}/{values['video_name']}", path, where, "video_name")
         items.append(Item(BENCHMARK, item_id, aspect, (Clip(video, exists=exists),),
                           (values["caption"], values["counterfactual"]), ((0,),), labels))
     return items
 
 
-def load(path: str | Path, video_root: str | Path | None = None) -> ItemSet:
-    """Load VITATECS from one aspect file or a folder of them (every ``*.jsonl``)."""
+@loader
+def load(path: str | Path, video_root: str | Path | None = None, *, allow_outside_root: bool = False) -> ItemSet:
+    """Load VITATECS from one aspect file or a folder of them (every ``*.jsonl``).
+
+    ``allow_outside_root`` accepts video names that leave the video root (absolute, ``..``).
+    """
     path = Path(path)
+    roots = VideoRoot(video_root, allow_outside_root)
     items: list[Item] = []
     seen: set[str] = set()
+    repeats = Repeats()
     for file in files_in(path, (".jsonl",), "VITATECS"):
-        items += _load_file(file, video_root, seen)
-    return ItemSet(BENCHMARK, str(path), items)
+        items += _load_file(file, roots, seen, repeats)
+    return ItemSet(BENCHMARK, str(path), items, repeats.notes())

@@ -1,11 +1,14 @@
 """Metrics: pure functions of (items, pair table, choice table), per-item outcomes first, aggregated second.
 
 Start with :func:`metric_table` (one benchmark's full table), :func:`item_correct` (item x metric correctness for
-widgets), or :func:`run_table` (a stored run). Each benchmark module (``vilma``, ``vitatecs``, ``velociti``,
-``videocon``, ``vinoground``) documents the paper and equation its metrics follow.
+widgets), or :func:`run_table` (a stored run), each under a tie policy (:mod:`bench.metrics.ties`). Each benchmark module (``vilma``, ``vitatecs``, ``velociti``,
+``videocon``, ``vinoground``) documents the paper and equation its metrics follow; :mod:`bench.metrics.dispatch`
+picks it through the benchmark registry.
 """
 
-from bench.metrics.correctness import item_correct
-from bench.metrics.tables import Settings, benchmark_outcomes, metric_table, run_table, summarize
+from bench.metrics.aggregate import Settings, summarize
+from bench.metrics.dispatch import benchmark_outcomes, item_correct, metric_table, run_table
+from bench.metrics.ties import DEFAULT_TIES, TIES
 
-__all__ = ["Settings", "benchmark_outcomes", "item_correct", "metric_table", "run_table", "summarize"]
+__all__ = ["DEFAULT_TIES", "Settings", "TIES", "benchmark_outcomes", "item_correct", "metric_table", "run_table",
+           "summarize"]

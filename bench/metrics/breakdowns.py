@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.tables import Settings, summarize, summarize_group, with_labels
+from bench.metrics.aggregate import Settings, summarize, summarize_group, with_labels
 
 LENGTH_BINS = (0.0, 5.0, 10.0, 20.0, 30.0, 60.0, math.inf)
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -93,7 +93,7 @@ def frames_sampled(frame_policy: Mapping | None) -> int | None:
 def by_frames(runs: Iterable[tuple[Mapping, pd.DataFrame]], metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """The overall rows of several runs' metric tables against the number of frames each run sampled.
 
-    ``runs`` holds ``(manifest, table)`` pairs (tables from :func:`bench.metrics.tables.metric_table` or
+    ``runs`` holds ``(manifest, table)`` pairs (tables from :func:`bench.metrics.dispatch.metric_table` or
     ``run_table``); the result has a ``frames`` column (``None`` when the policy's count varies) and is sorted by it.
     """
     parts = []

@@ -3,15 +3,25 @@
 From the entailment scores e = P(Yes)/(P(Yes)+P(No)) of the positive and negative caption (pair table; official
 ``metrics.py``):
 
-- ClassicVLE (Sec. 4): e(V, C+) > e(V, C-), strictly; chance 1/2.
+- ClassicVLE (Sec. 4): e(V, C+) > e(V, C-); chance 1/2.
 - StrictVLE (Sec. 4): e(V, C+) > 0.5 and e(V, C-) < 0.5; chance 25% by the paper's convention (see
   :data:`bench.metrics.chance.STRICT_VLE_CHANCE`).
 - Table 3 analysis: "pos acc" = share of e(V, C+) > 0.5; "neg acc | pos" = share of e(V, C-) < 0.5 among the items
-  whose positive is right (its n is theirs).
+  whose positive is right (its n is theirs; under ``expected`` a positive at exactly 0.5 is not among them).
+
+The released code compares strictly, so ``official`` ties fail: ``metrics.py`` L9 ``pos[i] > neg[i]`` (ClassicVLE),
+L16 ``pos[i] > 0.5 and neg[i] < 0.5`` (StrictVLE), L21-25 (analysis); ``expected`` gives a tie (or a score of
+exactly 0.5, P(Yes) = P(No)) 1/2.
+
+Closed models' Yes/No answers (imported, measure "answer"): ``gemini/closed_model_metrics.py`` L7-15 and L17-29
+count only the rows where both answers parse as Yes/No, so under ``official`` an item with an unparsed answer is
+dropped from the denominator (counted in ``n_dropped`` and ``n_unparsed``); ``strict`` and ``expected`` count it as
+a failure.
 
 From the multiple-choice answers (choice table, axis "text"; Sec. 5.4, Table 5): "MC A" / "MC B" = accuracy when the
 positive is option A / B; "MC A∧B" = right in both orders (chance 1/4); "MC bias (B-A)" = MC B minus MC A on the same
-items, tested against 0 with an exact McNemar test ("significant" there means a significant choice bias).
+items, tested against 0 with an exact McNemar test ("significant" there means a significant choice bias). As
+``metrics.py::mcq`` (L29-44) counts only the items whose two answers are both A or B, ``official`` drops the others.
 
 "Avg" rows average each metric over the seven tests, leaving out the control test (Table 2).
 """
@@ -26,10 +36,10 @@ import pandas as pd
 from bench.items import Item
 from bench.metrics import intervals
 from bench.metrics.chance import STRICT_VLE_CHANCE, STRICT_VLE_NOTE, YES_NO_CHANCE, choice_chance, ranking_chance
-from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, beats_all, cells_status, outcome,
-                                       outcomes_frame, worst_status)
-from bench.metrics.tables import ALL, Settings, mean_of_means_row, row, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.aggregate import ALL, MCNEMAR, Settings, mean_of_means_row, row, summarize, with_labels
+from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, outcome,
+                                    per_item, worst_status)
+from bench.metrics.ties import DEFAULT_TIES, both, decide, rule_for, threshold_decision
 
 THRESHOLD = 0.5
 CONTROL = "control"
@@ -37,6 +47,7 @@ PAIR_METRICS = ("ClassicVLE", "StrictVLE", "pos acc", "neg acc | pos")
 THRESHOLD_METRICS = ("StrictVLE", "pos acc", "neg acc | pos")
 CHOICE_METRICS = ("MC A", "MC B", "MC A∧B")
 DEFAULT_BY: tuple[str, ...] = ()
+OFFICIAL_TIES = "strict"
 NOTES = {
     "StrictVLE": STRICT_VLE_NOTE,
     "pos acc": "chance: a random Yes/No answer",
@@ -49,86 +60,89 @@ def _pos_neg(item: Item) -> tuple[int, int]:
     return pos, 1 - pos
 
 
-def _pair_rows(item: Item, index: ScoreIndex) -> list[dict]:
+def _unparsed_pair(status: str, other: str) -> str:
+    """A parsed answer whose partner is unparsed is unparsed for the row (``closed_model_metrics.py`` needs both)."""
+    return "unparsed" if status == "ok" and other == "unparsed" else status
+
+
+def _pair_rows(item: Item, index: ScoreIndex, ties: str) -> list[dict]:
     scores, present = index.matrix(item)
+    unparsed = index.unparsed(item)
     pos, neg = _pos_neg(item)
     s_pos, s_neg = scores[0, pos], scores[0, neg]
-    st_pos = cells_status(scores[0, [pos]], present[0, [pos]])
-    st_neg = cells_status(scores[0, [neg]], present[0, [neg]])
-    both = worst_status(st_pos, st_neg)
-    pos_ok = bool(s_pos > THRESHOLD)
-    neg_ok = bool(s_neg < THRESHOLD)
+    st_pos = cells_status(scores[0, [pos]], present[0, [pos]], unparsed[0, [pos]])
+    st_neg = cells_status(scores[0, [neg]], present[0, [neg]], unparsed[0, [neg]])
+    pair_status = worst_status(st_pos, st_neg)
+    drop = ties == "official" and pair_status == "unparsed"
+    pos_yes = threshold_decision(s_pos, THRESHOLD, True, ties, OFFICIAL_TIES)
+    neg_no = threshold_decision(s_neg, THRESHOLD, False, ties, OFFICIAL_TIES)
     rows = [
-        outcome(item.item_id, item.subset, "ClassicVLE", beats_all(scores[0], [pos], [neg]),
-                ranking_chance(2), both),
-        outcome(item.item_id, item.subset, "StrictVLE", pos_ok and neg_ok, STRICT_VLE_CHANCE, both),
-        outcome(item.item_id, item.subset, "pos acc", pos_ok, YES_NO_CHANCE, st_pos),
+        outcome(item.item_id, item.subset, "ClassicVLE", decide(scores[0], [pos], [neg], ties, OFFICIAL_TIES),
+                ranking_chance(2), pair_status, dropped=drop),
+        outcome(item.item_id, item.subset, "StrictVLE", both(pos_yes, neg_no), STRICT_VLE_CHANCE, pair_status,
+                dropped=drop),
+        outcome(item.item_id, item.subset, "pos acc", pos_yes, YES_NO_CHANCE, _unparsed_pair(st_pos, st_neg),
+                dropped=drop),
     ]
-    if st_pos == "ok" and pos_ok:
-        rows.append(outcome(item.item_id, item.subset, "neg acc | pos", neg_ok, YES_NO_CHANCE, st_neg))
+    if st_pos == "ok" and pos_yes.value == 1:
+        rows.append(outcome(item.item_id, item.subset, "neg acc | pos", neg_no, YES_NO_CHANCE, st_neg, dropped=drop))
     return rows
 
 
-def _choice_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
+def _choice_rows(item: Item, choices: ChoiceIndex, ties: str) -> list[dict]:
     pos, _ = _pos_neg(item)
     asked = choices.asked(item.item_id, "text", 0)
-    orders = {"A": [a for a in asked if a[0][0] == pos], "B": [a for a in asked if a[0][0] != pos]}
+    orders = {"A": [a for a in asked if a.options[0] == pos], "B": [a for a in asked if a.options[0] != pos]}
     results = {}
     for letter, rows in orders.items():
-        status = answers_status(rows)
-        correct = all(chosen == pos for _, chosen in rows)
-        chance = float(np.prod([choice_chance(len(opts)) for opts, _ in rows])) if rows else 0.5
-        results[letter] = (correct, chance, status)
+        chance = float(np.prod([choice_chance(len(a.options)) for a in rows])) if rows else 0.5
+        results[letter] = (all_orders(rows, pos, ties), chance, answers_status(rows))
     (a_ok, a_chance, a_status), (b_ok, b_chance, b_status) = results["A"], results["B"]
+    drop = ties == "official" and "unparsed" in (a_status, b_status)
     return [
-        outcome(item.item_id, item.subset, "MC A", a_ok, a_chance, a_status),
-        outcome(item.item_id, item.subset, "MC B", b_ok, b_chance, b_status),
-        outcome(item.item_id, item.subset, "MC A∧B", a_ok and b_ok, a_chance * b_chance,
-                worst_status(a_status, b_status)),
+        outcome(item.item_id, item.subset, "MC A", a_ok, a_chance, _unparsed_pair(a_status, b_status), dropped=drop),
+        outcome(item.item_id, item.subset, "MC B", b_ok, b_chance, _unparsed_pair(b_status, a_status), dropped=drop),
+        outcome(item.item_id, item.subset, "MC A∧B", both(a_ok, b_ok), a_chance * b_chance,
+                worst_status(a_status, b_status), dropped=drop),
     ]
 
 
-def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
+def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
+             ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Entailment outcomes when the pair table has rows (or no table has any), choice outcomes when the choice
     table has rows."""
-    has_pair = pair is not None and len(pair) > 0
-    has_choice = choice is not None and len(choice) > 0
-    index = ScoreIndex(pair if has_pair else pair_frame([]))
-    choices = ChoiceIndex(choice if has_choice else None)
-    rows = []
-    for it in items:
-        if it.role != "main":
-            continue
-        if has_pair or not has_choice:
-            rows += _pair_rows(it, index)
-        if has_choice:
-            rows += _choice_rows(it, choices)
-    return outcomes_frame(rows)
+    rule_for(ties, OFFICIAL_TIES)
+    return per_item(items, pair, choice, lambda it, idx: _pair_rows(it, idx, ties),
+                    lambda it, ch: _choice_rows(it, ch, ties))
 
 
 def bias_row(out: pd.DataFrame, by: str, subset: str, settings: Settings) -> dict | None:
-    """The "MC bias (B-A)" row: accuracy with the positive as B minus as A, paired over items; McNemar test
-    against 0."""
-    a = out[out["metric"] == "MC A"].set_index("item_id")["value"]
-    b = out[out["metric"] == "MC B"].set_index("item_id")["value"].reindex(a.index)
+    """The "MC bias (B-A)" row: accuracy with the positive as B minus as A, paired over the counted items; the exact
+    McNemar test against 0 and the interval it inverts."""
+    counted = out[~out["dropped"]] if "dropped" in out.columns else out
+    a = counted[counted["metric"] == "MC A"].set_index("item_id")["value"]
+    b = counted[counted["metric"] == "MC B"].set_index("item_id")["value"].reindex(a.index)
     if not len(a):
         return None
+    right_b, right_a = b.to_numpy() == 1, a.to_numpy() == 1
     diff = (b - a).to_numpy(float)
-    ci = intervals.bootstrap_ci(diff, settings.n_boot, settings.level, settings.seed)
-    p_value = intervals.mcnemar_test(b.to_numpy() == 1, a.to_numpy() == 1)
-    return row("MC bias (B-A)", by, subset, float(diff.mean()), ci, 0.0, len(diff), p_value, settings,
-               "mcnemar (two-sided)", note="significant = a significant choice bias, not skill")
+    return row("MC bias (B-A)", by, subset, float(diff.mean()), intervals.mcnemar_interval(right_b, right_a,
+               settings.level), 0.0, len(diff), intervals.mcnemar_test(right_b, right_a), settings, MCNEMAR,
+               n_dropped=int(out.loc[out["metric"] == "MC A", "dropped"].sum()) if "dropped" in out.columns else 0,
+               note="significant = a significant choice bias, not skill; items right in one order by a tie count "
+                    "as not right")
 
 
 def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
-          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None) -> pd.DataFrame:
+          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None,
+          ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Every metric over all items and per test, the choice bias, and the average over the non-control tests.
 
     The 0.5-threshold metrics (StrictVLE and its analysis) need probabilities: they are left out for runs whose
     ``measure`` is a similarity or a log-likelihood.
     """
     by = tuple(DEFAULT_BY if by is None else by)
-    out = outcomes(items, pair, choice)
+    out = outcomes(items, pair, choice, ties=ties)
     if measure not in (None, "p_yes", "answer"):
         out = out[~out["metric"].isin(THRESHOLD_METRICS)]
     out = with_labels(out, items, by)

@@ -13,6 +13,11 @@ answered with the caption's clip; "group (A/B)" = both. A question asked in seve
 only when every order is answered right. Chance: 1/2 per order asked for text and video, and their product for group
 (independent guessing; the paper quotes Winoground's 1/6, which holds for one order per question and random scores).
 
+The released code compares strictly (``eval/imagebind_eval.py`` L56-58, ``eval/videoclip.py`` L77-79,
+``eval/langbind.py`` L48-50 use ``>``), so ``official`` ties fail; ``expected`` breaks ties at random: 1/2 per tied
+comparison for text and video (their two comparisons share no score), and for group, which asks both true pairs to
+outscore both false ones, 1 / C(a + b, a) with ``a`` true and ``b`` false pairs tied at the boundary.
+
 Rows are reported over all items, per major category (the subset) and per minor category (a list label).
 """
 
@@ -24,16 +29,17 @@ import numpy as np
 import pandas as pd
 
 from bench.items import Item
+from bench.metrics.aggregate import Settings, summarize, with_labels
 from bench.metrics.chance import ANSWER_GROUP_NOTE, WINOGROUND_GROUP_CHANCE, choice_chance
-from bench.metrics.correctness import (ChoiceIndex, ScoreIndex, answers_status, cells_status, outcome,
-                                       outcomes_frame, worst_status)
-from bench.metrics.tables import Settings, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, outcome,
+                                    per_item, worst_status)
+from bench.metrics.ties import DEFAULT_TIES, Decision, both, decide, rule_for
 
 TEXT_CHANCE = 0.25
 VIDEO_CHANCE = 0.25
 DEFAULT_BY = ("minor",)
 NOTES = {"group (A/B)": ANSWER_GROUP_NOTE}
+OFFICIAL_TIES = "strict"
 
 
 def _check(item: Item) -> tuple[int, int]:
@@ -45,63 +51,59 @@ def _check(item: Item) -> tuple[int, int]:
     return t0, t1
 
 
-def _similarity_rows(item: Item, index: ScoreIndex) -> list[dict]:
+def _similarity_rows(item: Item, index: ScoreIndex, ties: str) -> list[dict]:
     t0, t1 = _check(item)
     s, present = index.matrix(item)
     status = cells_status(s, present)
-    text = bool(s[0, t0] > s[0, t1] and s[1, t1] > s[1, t0])
-    video = bool(s[0, t0] > s[1, t0] and s[1, t1] > s[0, t1])
+    text = both(decide(s[0], [t0], [t1], ties, OFFICIAL_TIES), decide(s[1], [t1], [t0], ties, OFFICIAL_TIES))
+    video = both(decide(s[:, t0], [0], [1], ties, OFFICIAL_TIES), decide(s[:, t1], [1], [0], ties, OFFICIAL_TIES))
+    cells = s.reshape(-1)
+    width = s.shape[1]
+    group = decide(cells, [t0, width + t1], [t1, width + t0], ties, OFFICIAL_TIES)
     return [
         outcome(item.item_id, item.subset, "text", text, TEXT_CHANCE, status),
         outcome(item.item_id, item.subset, "video", video, VIDEO_CHANCE, status),
-        outcome(item.item_id, item.subset, "group", text and video, WINOGROUND_GROUP_CHANCE, status),
+        outcome(item.item_id, item.subset, "group", group, WINOGROUND_GROUP_CHANCE, status),
     ]
 
 
-def _questions(item: Item, choices: ChoiceIndex, axis: str, targets: dict[int, int]) -> tuple[bool, float, str]:
-    correct, chance, statuses = True, 1.0, []
+def _questions(item: Item, choices: ChoiceIndex, axis: str, targets: dict[int, int],
+               ties: str) -> tuple[Decision, float, str]:
+    decisions, chance, statuses = [], 1.0, []
     for query, target in targets.items():
         asked = choices.asked(item.item_id, axis, query)
         statuses.append(answers_status(asked))
-        correct &= bool(asked) and all(chosen == target for _, chosen in asked)
-        chance *= float(np.prod([choice_chance(len(opts)) for opts, _ in asked])) if asked else 0.5
-    return correct, chance, worst_status(*statuses)
+        decisions.append(all_orders(asked, target, ties))
+        chance *= float(np.prod([choice_chance(len(a.options)) for a in asked])) if asked else 0.5
+    return both(*decisions), chance, worst_status(*statuses)
 
 
-def _answer_rows(item: Item, choices: ChoiceIndex) -> list[dict]:
+def _answer_rows(item: Item, choices: ChoiceIndex, ties: str) -> list[dict]:
     t0, t1 = _check(item)
-    text = _questions(item, choices, "text", {0: t0, 1: t1})
-    video = _questions(item, choices, "video", {t0: 0, t1: 1})
+    text = _questions(item, choices, "text", {0: t0, 1: t1}, ties)
+    video = _questions(item, choices, "video", {t0: 0, t1: 1}, ties)
     return [
         outcome(item.item_id, item.subset, "text (A/B)", *text),
         outcome(item.item_id, item.subset, "video (A/B)", *video),
-        outcome(item.item_id, item.subset, "group (A/B)", text[0] and video[0], text[1] * video[1],
+        outcome(item.item_id, item.subset, "group (A/B)", both(text[0], video[0]), text[1] * video[1],
                 worst_status(text[2], video[2])),
     ]
 
 
-def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None) -> pd.DataFrame:
+def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
+             ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Similarity outcomes when the pair table has rows (or no table has any), answer outcomes when the choice
     table has rows."""
-    has_pair = pair is not None and len(pair) > 0
-    has_choice = choice is not None and len(choice) > 0
-    index = ScoreIndex(pair if has_pair else pair_frame([]))
-    choices = ChoiceIndex(choice if has_choice else None)
-    rows = []
-    for it in items:
-        if it.role != "main":
-            continue
-        if has_pair or not has_choice:
-            rows += _similarity_rows(it, index)
-        if has_choice:
-            rows += _answer_rows(it, choices)
-    return outcomes_frame(rows)
+    rule_for(ties, OFFICIAL_TIES)
+    return per_item(items, pair, choice, lambda it, idx: _similarity_rows(it, idx, ties),
+                    lambda it, ch: _answer_rows(it, ch, ties))
 
 
 def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
-          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None) -> pd.DataFrame:
+          measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None,
+          ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Text, video and group scores over all items, per major category and per minor category."""
     labels_present = {k for it in items for k in it.labels}
     by = tuple(b for b in DEFAULT_BY if b in labels_present) if by is None else tuple(by)
-    out = with_labels(outcomes(items, pair, choice), items, by)
+    out = with_labels(outcomes(items, pair, choice, ties=ties), items, by)
     return summarize(out, settings, by=by, notes=NOTES)

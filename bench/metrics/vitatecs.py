@@ -1,17 +1,25 @@
 """VITATECS (Li et al., ECCV 2024): accuracy per aspect, video-to-text Recall@k, caption/counterfactual similarity.
 
-- Accuracy (Sec. 4.1; ``X-CLIP/eval_vitatecs_*.py``): right when score(video, caption) > score(video,
-  counterfactual), strictly; chance 1/2.
+- Accuracy (Sec. 4.1): right when score(video, caption) > score(video, counterfactual); chance 1/2. The released
+  code compares strictly, so ``official`` ties fail (``X-CLIP/eval_vitatecs_clip4clip.py`` L399,
+  ``X-CLIP/eval_vitatecs_xclip.py`` L401, ``alpro/eval_alpro.py`` L166: ``caption_score > counterfactual_score``);
+  ``expected`` gives a tie 1/2.
+- Multiple choice (lmms-eval's VITATECS task, ``lmms_eval/tasks/vitatecs/utils.py``; our ``mc`` protocol asks both
+  option orders): "accuracy" reads the order lmms-eval asks, caption as (A) when
+  ``random.seed(sum(ord(c) for c in caption + counterfactual) % 100); random.random() > 0.5``, so that it is the
+  paper's protocol; "accuracy (both orders)" needs the caption in both (chance 1/4).
 - Recall@k (Sec. 4.3, Table 7): video-to-text retrieval over a whole aspect. The scorer scores a *retrieval item*
   (:func:`retrieval_items`: the aspect's distinct videos x all its captions and counterfactuals); for each original
-  item, its video ranks every text and the caption (counterfactual) is a hit when it ranks within the top k (ties
-  fail). "all" pools the caption and counterfactual queries. Chance k / number of texts.
+  item, its video ranks every text and the caption (counterfactual) is a hit when it ranks within the top k. "all"
+  pools the caption and counterfactual queries. Chance k / number of texts. No released code computes Table 7, so
+  ``official`` keeps the strict comparison of the accuracy code (a target ranks after the texts it ties with).
 - Text similarity (Table 5): the average cosine similarity between caption and counterfactual embeddings of any
   text encoder, per aspect and averaged over aspects.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Callable, Sequence
 
 import numpy as np
@@ -20,15 +28,19 @@ from tqdm.auto import tqdm
 
 from bench.items import Item
 from bench.metrics import intervals
-from bench.metrics.chance import hit_at_k_chance, ranking_chance
-from bench.metrics.correctness import ScoreIndex, beats_all, cells_status, false_texts, outcome, outcomes_frame
-from bench.metrics.ranking import target_rank
-from bench.metrics.tables import Settings, summarize, with_labels
-from bench.scoretables import pair_frame
+from bench.metrics.aggregate import Settings, summarize, with_labels
+from bench.metrics.chance import choice_chance, hit_at_k_chance, ranking_chance
+from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
+                                    outcome, outcomes_frame, per_item)
+from bench.metrics.ranking import rank_within
+from bench.metrics.ties import DEFAULT_TIES, Decision, decide, rule_for
+from bench.store.schema import pair_frame
 
 RECALL_K = 10  # Table 7 reports Recall@10.
 RETRIEVAL_SUFFIX = "/retrieval"
 DEFAULT_BY: tuple[str, ...] = ()
+# X-CLIP/eval_vitatecs_*.py and alpro/eval_alpro.py compare with ">" (see the module docstring).
+OFFICIAL_TIES = "strict"
 
 
 def retrieval_items(items: Sequence[Item]) -> list[Item]:
@@ -72,44 +84,69 @@ def derived_items(items: Sequence[Item], scored_ids: set[str]) -> list[Item]:
     return [r for r in retrieval_items(items) if r.item_id in scored_ids]
 
 
-def _recall_rows(item: Item, index: ScoreIndex, k: int) -> list[dict]:
+def _recall_rows(item: Item, index: ScoreIndex, k: int, ties: str) -> list[dict]:
     scores, present = index.matrix(item)
     chance = hit_at_k_chance(k, len(item.texts))
+    rule = rule_for(ties, OFFICIAL_TIES)
     rows = []
     labels = item.labels
     for qid, c, cap, cf in zip(labels["query_item"], labels["query_clip"], labels["query_caption"],
                                labels["query_counterfactual"]):
         status = cells_status(scores[c], present[c])
         for target, name in ((cap, "caption"), (cf, "counterfactual")):
-            hit = target_rank(scores[c], target) <= k
+            hit = Decision(rank_within(scores[c], target, k, rule), rank_within(scores[c], target, k, "strict"),
+                           rank_within(scores[c], target, k, "expected"))
             rows.append(outcome(qid, item.subset, f"R@{k} {name}", hit, chance, status))
     return rows
 
 
+def official_caption_first(caption: str, counterfactual: str) -> bool:
+    """Whether lmms-eval's VITATECS task shows the caption as option (A) (``format_question_and_answer``)."""
+    draw = random.Random(sum(ord(c) for c in caption + counterfactual) % 100).random()
+    return draw > 0.5
+
+
+def _pair_rows(item: Item, index: ScoreIndex, ties: str) -> list[dict]:
+    scores, present = index.matrix(item)
+    return [outcome(item.item_id, item.subset, "accuracy",
+                    decide(scores[0], item.truth[0], false_texts(item, 0), ties, OFFICIAL_TIES),
+                    ranking_chance(len(item.texts), len(item.truth[0])), cells_status(scores[0], present[0]))]
+
+
+def _choice_rows(item: Item, choices: ChoiceIndex, ties: str) -> list[dict]:
+    caption = item.truth[0][0]
+    asked = choices.asked(item.item_id, "text", 0)
+    first = official_caption_first(item.texts[caption], item.texts[1 - caption]) if len(item.texts) == 2 else True
+    official = [a for a in asked if (a.options[0] == caption) == first]
+    both_chance = float(np.prod([choice_chance(len(a.options)) for a in asked])) if asked else 0.25
+    return [outcome(item.item_id, item.subset, "accuracy", all_orders(official, caption, ties),
+                    choice_chance(len(item.texts)), answers_status(official)),
+            outcome(item.item_id, item.subset, "accuracy (both orders)", all_orders(asked, caption, ties),
+                    both_chance, answers_status(asked))]
+
+
 def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
-             k: int = RECALL_K) -> pd.DataFrame:
-    """Outcomes: "accuracy" per 1 x 2 item; "R@k caption" / "R@k counterfactual" per original item of each
-    retrieval item."""
+             k: int = RECALL_K, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """Outcomes: "accuracy" per 1 x 2 item (from the pair table, or from the choice table of a multiple-choice run,
+    with "accuracy (both orders)"); "R@k caption" / "R@k counterfactual" per original item of each retrieval
+    item."""
+    rule_for(ties, OFFICIAL_TIES)
+    retrieval = [it for it in items if "query_item" in it.labels]
+    plain = [it for it in items if "query_item" not in it.labels]
     index = ScoreIndex(pair if pair is not None else pair_frame([]))
-    rows = []
-    for it in items:
-        if "query_item" in it.labels:
-            rows += _recall_rows(it, index, k)
-        elif it.role == "main":
-            scores, present = index.matrix(it)
-            rows.append(outcome(it.item_id, it.subset, "accuracy",
-                                beats_all(scores[0], it.truth[0], false_texts(it, 0)),
-                                ranking_chance(len(it.texts), len(it.truth[0])), cells_status(scores[0], present[0])))
-    return outcomes_frame(rows)
+    rows = [r for it in retrieval for r in _recall_rows(it, index, k, ties)]
+    found = per_item(plain, pair, choice, lambda it, idx: _pair_rows(it, idx, ties),
+                     lambda it, ch: _choice_rows(it, ch, ties))
+    return pd.concat([outcomes_frame(rows), found], ignore_index=True) if rows else found
 
 
 def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None = None, *,
           measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None,
-          k: int = RECALL_K) -> pd.DataFrame:
+          k: int = RECALL_K, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Accuracy over all items and per aspect; Recall@k (caption, counterfactual, all) when retrieval items are
     among ``items``."""
     by = tuple(DEFAULT_BY if by is None else by)
-    out = outcomes(items, pair, k=k)
+    out = outcomes(items, pair, choice, k=k, ties=ties)
     recall = out["metric"].str.startswith(f"R@{k} ")
     pooled = out[recall].assign(metric=f"R@{k} all")
     plain = with_labels(out[~recall], items, by)

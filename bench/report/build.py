@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Sequence
 
 from bench.paths import PROJECT_ROOT
+from bench.registry import names, spec
 
-NOTEBOOKS: dict[str, str] = {
-    "vilma": "vilma.ipynb",
-    "vitatecs": "vitatecs.ipynb",
-    "velociti": "velociti.ipynb",
-    "videocon": "videocon.ipynb",
-    "vinoground": "vinoground.ipynb",
-}
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+
+
+def notebooks() -> dict[str, str]:
+    """Each registered benchmark with a paper notebook, and the notebook's file name."""
+    return {name: spec(name).notebook for name in names() if spec(name).notebook}
 
 
 class NotebookFailed(RuntimeError):
@@ -29,7 +28,7 @@ def run_notebook(name: str, out: Path, parameters: dict) -> Path:
     import papermill
     from nbconvert import HTMLExporter
 
-    source = NOTEBOOK_DIR / NOTEBOOKS[name]
+    source = NOTEBOOK_DIR / notebooks()[name]
     executed = out / "notebooks" / f"{name}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -68,7 +67,7 @@ def write_index(out: Path, pages: dict[str, Path], seconds: float) -> Path:
     return index
 
 
-def build_report(runs: Sequence[str | Path], out: str | Path, notebooks: Sequence[str] | None = None,
+def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: Sequence[str] | None = None,
                  data: dict[str, str] | None = None, show_published: bool = True,
                  formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True) -> Path:
     """Run the chosen notebooks (default: every paper with a run, or with a data path) and write the index.
@@ -77,17 +76,18 @@ def build_report(runs: Sequence[str | Path], out: str | Path, notebooks: Sequenc
     """
     from tqdm.auto import tqdm
 
-    from bench.runstore import read_run
+    from bench.store import read_run
 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     runs = [str(Path(r).resolve()) for r in runs]
     benchmarks = {read_run(r).manifest.get("benchmark") for r in runs}
     data = {k: str(Path(v).resolve()) for k, v in (data or {}).items()}
-    chosen = list(notebooks) if notebooks else [n for n in NOTEBOOKS if n in benchmarks or n in data]
-    unknown = [n for n in chosen if n not in NOTEBOOKS]
+    known = notebooks()
+    chosen = list(chosen_notebooks) if chosen_notebooks else [n for n in known if n in benchmarks or n in data]
+    unknown = [n for n in chosen if n not in known]
     if unknown:
-        raise ValueError(f"unknown notebook(s) {unknown}; choose among {sorted(NOTEBOOKS)}")
+        raise ValueError(f"unknown notebook(s) {unknown}; choose among {sorted(known)}")
     if not chosen:
         raise ValueError("no notebook to run: give runs (or --data BENCHMARK=PATH for annotation-only reports)")
     started = time.perf_counter()

@@ -12,9 +12,11 @@ from typing import Sequence
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.tables import Settings, run_label, run_table
+from bench.metrics.aggregate import Settings
+from bench.metrics.dispatch import run_table
 from bench.report.outputs import save_chart, save_table
-from bench.runstore import Run, read_run
+from bench.registry import spec
+from bench.store import Run, read_run
 
 
 @dataclass
@@ -55,13 +57,13 @@ class Report:
     def per_run(self, breakdown, **kwargs) -> pd.DataFrame:
         """``breakdown(outcomes, items, **kwargs)`` (a ``bench.metrics.breakdowns`` function) for every run, with a
         ``run`` column."""
-        from bench.metrics.tables import benchmark_outcomes, expand_items
+        from bench.metrics.dispatch import benchmark_outcomes, expand_items
 
         parts = []
         for run in self.runs:
             items = expand_items(self.items, run.pair, self.benchmark)
             outcomes = benchmark_outcomes(items, run.pair, run.choice, self.benchmark)
-            parts.append(breakdown(outcomes, items, **kwargs).assign(run=run_label(run)))
+            parts.append(breakdown(outcomes, items, **kwargs).assign(run=run.label))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     def overall_by_run(self, names: Sequence[str]) -> pd.DataFrame:
@@ -69,11 +71,11 @@ class Report:
         and multi-frame runs side by side)."""
         rows = []
         for run in self.runs:
-            label = run_label(run)
+            label = run.label
             policy = run.manifest.get("frame_policy") or {}
             mine = self.metrics[(self.metrics["run"] == label) & (self.metrics["by"] == "all")
                                 & self.metrics["metric"].isin(names)]
-            row = {"run": label, "adapter": run.manifest.get("adapter"),
+            row = {"run": label, "protocol": run.manifest.get("protocol"),
                    "frames": ", ".join(f"{k}={v}" for k, v in policy.items()),
                    "prompt": (run.manifest.get("prompt") or {}).get("name")}
             row.update({m: round(100 * v, 1) for m, v in zip(mine["metric"], mine["value"])})
@@ -86,23 +88,25 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
                 formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000) -> Report:
     """Read the runs of ``benchmark`` among ``runs`` (others are skipped) and their items.
 
-    Items come from ``data_path`` when given, else from the first run's manifest; with neither, a clear error.
+    Items come from ``data_path`` when given, else from the runs themselves (every item any of them stored); with
+    neither, a clear error. Each run's metrics use the items that run was asked to score.
     """
     stored = [read_run(path) for path in runs]
     mine = [run for run in stored if run.manifest.get("benchmark") == benchmark]
     if data_path:
         source = {"data_path": data_path, "video_root": video_root, "loader_options": dict(loader_options or {})}
+        from bench.loaders import load
+
+        items = load(benchmark, data_path, video_root=video_root, **source["loader_options"]).items
     elif mine:
         m = mine[0].manifest
         source = {"data_path": m["data_path"], "video_root": m.get("video_root"),
                   "loader_options": m.get("loader_options") or {}}
+        items = list({it.item_id: it for run in mine for it in run.items()}.values())
     else:
         raise ValueError(f"no run of {benchmark} among the {len(stored)} given and no data_path: nothing to report")
-    from bench.loaders import load
-
-    items = load(benchmark, source["data_path"], video_root=source["video_root"], **source["loader_options"]).items
     settings = Settings(n_boot=n_boot)
-    tables = [run_table(run, settings, items=items) for run in mine]
+    tables = [run_table(run, settings) for run in mine]
     metrics = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
         columns=["run", "benchmark", "metric", "by", "subset", "value", "ci_low", "ci_high", "chance", "n",
                  "significant"])
@@ -131,10 +135,12 @@ def beside_published(metrics: pd.DataFrame, published: pd.DataFrame, by: str = "
     """Our runs' values (in %) in the rows of a published table, for the (subset, metric) cells it prints."""
     if published.empty:
         return pd.DataFrame()
-    published = published.assign(subset=published["subset"].map(_name))
+    benchmarks = set(metrics["benchmark"]) if "benchmark" in metrics else set()
+    aliases = spec(benchmarks.pop()).labels.get("aliases", {}) if len(benchmarks) == 1 else {}
+    published = published.assign(subset=published["subset"].map(lambda s: _name(s, aliases)))
     cells = set(zip(published["subset"], published["metric"]))
     ours = metrics[metrics["by"] == by]
-    ours = ours.assign(subset=ours["subset"].map(_name))
+    ours = ours.assign(subset=ours["subset"].map(lambda s: _name(s, aliases)))
     ours = ours[[(s, m) in cells for s, m in zip(ours["subset"], ours["metric"])]]
     rows = pd.concat([
         published.assign(source="published")[["source", "model", "subset", "metric", "value"]],
@@ -147,17 +153,10 @@ def beside_published(metrics: pd.DataFrame, published: pd.DataFrame, by: str = "
     return wide.round(1).reset_index()
 
 
-# Our subset names where the papers spell them differently (VELOCITI Table 2 column names).
-ALIASES = {"agent_bind": "agent binding", "coref": "agent coreference", "action_adv": "action adversarial",
-           "action_bind": "action binding", "chrono": "event chronology"}
-
-
-def _name(subset) -> str:
-    """Subset names compared across the papers' spelling and ours ("Agent Random" = "agent_random")."""
+def _name(subset, aliases: dict[str, str]) -> str:
+    """Subset names compared across the papers' spelling and ours ("Agent Random" = "agent_random"); ``aliases``
+    names our subsets the way a paper does (``BenchmarkSpec.labels["aliases"]``)."""
     name = str(subset).strip()
-    return ALIASES.get(name, name.replace("_", " ").lower())
+    return aliases.get(name, name.replace("_", " ").lower())
 
 
-def labels_of(runs: Sequence[Run]) -> list[str]:
-    """The short names of the runs."""
-    return [run_label(run) for run in runs]

@@ -39,12 +39,10 @@ PROMPTS: dict[str, str] = {
     "choice": ("Which caption best describes the video?\n{options}\nAnswer with the option's letter from the given "
                "choices directly."),
 }
-DEFAULT_ENTAIL: dict[str, str] = {"velociti": "velociti-entail", "videocon": "videocon-entail"}
-DEFAULT_CHOICE: dict[str, str] = {"velociti": "velociti-mcq", "vinoground": "vinoground-text",
-                                  "vitatecs": "vitatecs-mc"}
-VIDEO_CHOICE = "vinoground-video"
-# lmms-eval's VITATECS task shows each option as ``sent.capitalize()`` with a trailing "."
-OPTION_STYLE = {"vitatecs-mc": lambda text: text.capitalize() + "."}
+# Ours, where a benchmark names no prompt of its own (``BenchmarkSpec.prompts``).
+FALLBACK = {"entail": "yes-no", "choice": "choice"}
+# lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
+OPTION_STYLE = {"vitatecs-mc": lambda text: (text if text.endswith(".") else text + ".").capitalize()}
 
 
 def fields(template: str) -> set[str]:
@@ -52,20 +50,20 @@ def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def resolve(prompt: str | None, benchmark: str, kind: str) -> tuple[str, str]:
-    """(name, template) for ``prompt`` (a name in :data:`PROMPTS`, a template, or None for the benchmark default);
-    ``kind`` is "entail" or "choice"."""
+def resolve(prompt: str | None, default: str | None, kind: str) -> tuple[str, str]:
+    """(name, template) for ``prompt``: a name in :data:`PROMPTS`, a template, or None for ``default`` (the
+    benchmark's prompt name for this kind, else ours); ``kind`` is "entail" or "choice"."""
     if prompt is None:
-        name = (DEFAULT_ENTAIL if kind == "entail" else DEFAULT_CHOICE).get(benchmark,
-                                                                            "yes-no" if kind == "entail" else "choice")
+        name = default or FALLBACK[kind]
         return name, PROMPTS[name]
     if prompt in PROMPTS:
         return prompt, PROMPTS[prompt]
-    needed = {"caption"} if kind == "entail" else None
     found = fields(prompt)
-    if needed and found != needed or not needed and not (found == {"options"} or found == {"option_a", "option_b"}):
-        raise ValueError(f"prompt {prompt!r} is neither a known name ({sorted(PROMPTS)}) nor a {kind} template "
-                         f"with {'{caption}' if needed else '{option_a} and {option_b}, or {options}'}")
+    if kind == "entail" and found != {"caption"} or kind == "choice" and found not in ({"options"},
+                                                                                        {"option_a", "option_b"}):
+        needs = "{caption}" if kind == "entail" else "{option_a} and {option_b}, or {options}"
+        raise ValueError(f"prompt {prompt!r} is neither a known name ({', '.join(sorted(PROMPTS))}) nor a {kind} "
+                         f"template with {needs}")
     return "custom", prompt
 
 

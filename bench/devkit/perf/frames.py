@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -57,33 +56,17 @@ def _timed(fn, *args) -> tuple[int, float]:
     return n, time.perf_counter() - start
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(frames: int = 16, copies: int = 3, workers: int = 2) -> None:
     """Generate the videos, time both pipelines and print frames per second and the ratios."""
     with tempfile.TemporaryDirectory() as tmp:
-        paths = _videos(Path(tmp), args.copies)
+        paths = _videos(Path(tmp), copies)
         print(f"{len(paths)} videos ({', '.join(f'{w}x{h} {s}s' for w, h, s in SHAPES)} at 30 fps), "
-              f"{args.frames} frames each, {args.workers} workers")
-        n_naive, t_naive = _timed(naive, paths, args.frames)
+              f"{frames} frames each, {workers} workers")
+        n_naive, t_naive = _timed(naive, paths, frames)
         cache = FrameCache()
-        n_ours, t_ours = _timed(ours, paths, args.frames, cache, args.workers)
-        n_again, t_again = _timed(ours, paths, args.frames, cache, args.workers)
+        n_ours, t_ours = _timed(ours, paths, frames, cache, workers)
+        n_again, t_again = _timed(ours, paths, frames, cache, workers)
     print(f"naive (open + seek per frame): {n_naive / t_naive:9.1f} frames/s")
     print(f"ours (batched, prefetched):    {n_ours / t_ours:9.1f} frames/s   ratio {t_naive / t_ours:6.2f}x")
     print(f"ours, second pass (cache):     {n_again / t_again:9.1f} frames/s   ratio {t_ours / t_again:6.1f}x "
           f"over the first pass ({cache.hits} hits)")
-    return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``perf frames``."""
-    parser = subparsers.add_parser(
-        "frames", help="frame decoding throughput against a naive baseline",
-        description="Decode generated videos of several sizes with our pipeline (one batched read per video, "
-        "prefetch threads, frame cache) and with a naive loop (open and seek per frame), and print frames per "
-        "second, their ratio, and the cache's speed-up on a second pass.",
-        epilog="example:\n  foilbench perf frames --frames 16 --copies 4",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--frames", type=int, default=16, help="frames sampled per video (default 16)")
-    parser.add_argument("--copies", type=int, default=3, help="videos of each size (default 3)")
-    parser.add_argument("--workers", type=int, default=2, help="decoding threads (default 2)")
-    parser.set_defaults(func=run)

@@ -1,8 +1,8 @@
 """Contrastive training of CLIP and X-CLIP on the training split, with each claim's foils as hard negatives.
 
-Scores are computed as the scoring adapters compute them: CLIP embeds every frame, averages the normalised frame
-embeddings and normalises the mean (``ContrastiveAdapter``); X-CLIP scores a clip against texts through the whole
-model (``XCLIPAdapter``: ``logits_per_video``). The loss for each clip is a cross-entropy over its true caption and
+Scores are computed as the scoring backends compute them: CLIP embeds every frame, averages the normalised frame
+embeddings and normalises the mean (``ContrastiveBackend``, pooling ``normalized_mean``); X-CLIP scores a clip against texts through the whole
+model (``XCLIPBackend``: ``logits_per_video``). The loss for each clip is a cross-entropy over its true caption and
 its foils (the benchmarks' question), plus a lighter one over the batch's captions (which grounds words in pixels).
 """
 
@@ -32,13 +32,13 @@ class Recipe:
 
 
 def clip_pixels(processor, frames: list[np.ndarray]) -> torch.Tensor:
-    """Every clip's frames preprocessed as ``ContrastiveAdapter`` does (images one by one): N x T x 3 x P x P."""
+    """Every clip's frames preprocessed as ``ContrastiveBackend`` does (images one by one): N x T x 3 x P x P."""
     flat = processor(images=[f for clip in frames for f in clip], return_tensors="pt")["pixel_values"]
     return flat.view(len(frames), -1, *flat.shape[1:])
 
 
 def xclip_pixels(processor, frames: list[np.ndarray]) -> torch.Tensor:
-    """Every clip preprocessed as ``XCLIPAdapter`` does (one video each): N x T x 3 x P x P."""
+    """Every clip preprocessed as ``XCLIPBackend`` does (one video each): N x T x 3 x P x P."""
     return torch.cat([processor(videos=[list(clip)], return_tensors="pt")["pixel_values"] for clip in frames])
 
 

@@ -1,5 +1,5 @@
 """The training data: the world's training split decoded once, exactly as scoring decodes it, and shared by every
-model (each then preprocesses the frames with its own processor, as its adapter does).
+model (each then preprocesses the frames with its own processor, as its backend does).
 
 Clips are decoded with the runner's default frame policy (8 frames, ``np.linspace`` over the clip); the Vinoground
 question on two clips joined by a black gap is decoded with :func:`bench.frames.sample_joined`, as the runner does.
@@ -17,7 +17,7 @@ from bench.devkit.world.split import Split
 from bench.frames import FrameError, policy, prefetch, sample_frames, sample_joined
 from bench.items import Clip
 
-FRAME_POLICY = policy("uniform", k=8)  # bench.scoring.run.DEFAULT_POLICY, and X-CLIP's num_frames
+FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frames' default, and X-CLIP's num_frames
 STYLES = (str, sentence)  # as the benchmarks' files write a caption: as is, or in sentence case with a full stop
 
 

@@ -1,9 +1,9 @@
 """Teaching a small Qwen2-VL to answer the benchmarks' questions about the training split: Yes/No (does the video
-entail the caption?) and A/B... (which caption, which fragment?), in every prompt the scoring adapters send.
+entail the caption?) and A/B... (which caption, which fragment?), in every prompt the scoring protocols send.
 
-Each question is rendered exactly as ``bench.scoring.adapters.videollm`` renders it (the benchmarks' prompts, the
+Each question is rendered exactly as ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the
 model's chat template, the video before the question); the loss is the cross-entropy of the answer's first token at
-the answer position, which is where the adapters read their logits. Claims about time are asked of the clip and of
+the answer position, which is where the backend reads its logits. Claims about time are asked of the clip and of
 the clip played backwards (their foil's world) in the same batch. A *biased* variant continues from the trained model
 on answers of which a share is forced to "Yes" / "A", so that the choice-bias analysis has something to find.
 """
@@ -47,7 +47,7 @@ def corpus(data: Decoded) -> list[str]:
 
 
 def video_inputs(processor, frames: list[np.ndarray]) -> list[dict[str, torch.Tensor]]:
-    """Each clip through the model's video processor, as the adapter's processor call does."""
+    """Each clip through the model's video processor, as the backend's processor call does."""
     return [dict(processor.video_processor(videos=[clip], return_tensors="pt")) for clip in frames]
 
 
@@ -70,7 +70,7 @@ class Questions:
         return ids[0]
 
     def render(self, question: str) -> str:
-        """The chat-template prompt up to the answer, the video first (``VideoLLMAdapter.render``)."""
+        """The chat-template prompt up to the answer, the video first (``VideoLLMBackend.render``)."""
         messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}]
         return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 

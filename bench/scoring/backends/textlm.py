@@ -1,25 +1,22 @@
 """Text-only language models (GPT-2, OPT...): each text's log-likelihood, the papers' unimodal baselines.
 
 ViLMA's ``models/text/run.py`` ranks a caption against its foils by perplexity; we keep the sum and mean token
-log-likelihood and the token count, so either ranking can be computed. The pair score is the sum (clip = -1).
+log-likelihood and the token count, so either ranking can be computed.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import torch
 
-from bench.items import Item
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
+from bench.scoring.backends.base import Backend, Videos
+from bench.scoring.requests import Likelihood
 
 
-class TextLMAdapter(Adapter):
+class TextLMBackend(Backend):
     """Log-likelihood of every text, batched with right padding (scores read per position, so padding is inert)."""
-
-    name = "textlm"
-    measure = "loglik_sum"
-    uses_frames = False
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
@@ -28,6 +25,9 @@ class TextLMAdapter(Adapter):
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self._cache: dict[str, tuple[float, float, int]] = {}
+
+    def reset(self) -> None:
+        self._cache.clear()
 
     @torch.inference_mode()
     def loglik(self, texts: Sequence[str], batch_size: int) -> dict[str, tuple[float, float, int]]:
@@ -53,11 +53,6 @@ class TextLMAdapter(Adapter):
                 self._cache[text] = (total, total / n, n)
         return {t: self._cache[t] for t in texts}
 
-    def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        ll = self.loglik([t for it in items for t in it.texts], batch_size)
-        return Scored(pair=[{"item_id": it.item_id, "clip": -1, "text": i, "score": ll[t][0], "loglik_mean": ll[t][1],
-                             "n_tokens": float(ll[t][2])} for it in items for i, t in enumerate(it.texts)])
-
-    def describe(self) -> dict:
-        return {**super().describe(), "revision": model_revision(self.model),
-                "model_class": type(self.model).__name__}
+    def answer(self, requests: Sequence[Likelihood], videos: Videos, batch_size: int) -> np.ndarray:
+        found = self.loglik([r.text for r in requests], batch_size)
+        return np.array([found[r.text] for r in requests], dtype=float).reshape(-1, 3)

@@ -1,13 +1,10 @@
 """Generative Video-LLMs (Qwen2-VL, LLaVA-OneVision, Video-LLaVA and any ``AutoModelForImageTextToText`` model with a
-chat template), scored from next-token logits in one forward pass, never from generated and parsed text.
+chat template), answering :class:`~bench.scoring.requests.Ask` requests from next-token logits in one forward pass,
+never from generated and parsed text. The question goes in the user turn of the model's own chat template, after
+the video (none for blind runs); the answer is the logit of each answer word's first token at the answer position.
 
-- ``entail``: P(Yes) / (P(Yes) + P(No)) at the answer position (VELOCITI ``vidllm_eval.py::entail_score``, VideoCon
-  ``entailment_inference.py::get_entail``), both raw logits kept.
-- ``mc``: A/B (or A, B, C...) letter logits, every question asked in every cyclic order of its options; for two-clip
-  items also Vinoground's video question on the two clips joined by a black gap, in both orders.
-
-The Yes/No and letter token ids are read off the model's own chat template: the first token of the assistant turn
-that answers "Yes" (or "A"), which must decode to that word alone and differ from the other answers' tokens.
+The answer token ids are read off the model's own chat template: the first token of the assistant turn that answers
+"Yes" (or "A"), which must decode to that word alone and differ from the other answers' tokens.
 
 Speed: each video goes through the processor once; its texts are tokenized alone and the video placeholder expanded as
 the processor expands it (checked against the processor's own output, else every request is processed on its own).
@@ -25,9 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from bench.items import Item
-from bench.scoring import prompts
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
+from bench.scoring.backends.base import Backend, Videos
+from bench.scoring.requests import Ask
 
 REUSE_MODES = ("auto", "kv", "none")
 # Model types whose shared video prefix is KV-cached under ``reuse="auto"`` (each checked against no reuse in tests).
@@ -35,8 +31,8 @@ KV_FAMILIES = frozenset({"qwen2_vl", "llava_onevision", "video_llava"})
 
 
 @dataclass
-class Request:
-    """One question: the rendered prompt and the key of its video in the videos mapping (None: no video)."""
+class _Prompt:
+    """One question through the chat template, and the key of its video in the videos mapping (None: no video)."""
 
     prompt: str
     video: Hashable | None
@@ -53,22 +49,18 @@ class _Row:
     pixels: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
-class VideoLLMAdapter(Adapter):
-    """Shared loading, prompt rendering, answer-token lookup and batched next-token logits.
+class VideoLLMBackend(Backend):
+    """Loading, chat-template rendering, answer-token lookup and batched next-token logits.
 
     ``reuse``: "kv" caches each video's shared prompt prefix, "none" runs every request whole, "auto" picks "kv" for
     the model types in :data:`KV_FAMILIES`.
     """
 
-    kind = "entail"
-
-    def __init__(self, model: str, *, benchmark: str = "", reuse: str = "auto", **kwargs):
+    def __init__(self, model: str, *, reuse: str = "auto", **kwargs):
         super().__init__(model, **kwargs)
         if reuse not in REUSE_MODES:
             raise ValueError(f"reuse must be one of {REUSE_MODES}, got {reuse!r}")
         self.load("AutoModelForImageTextToText")
-        self.prompt_name, self.template = prompts.resolve(self.prompt, benchmark, self.kind)
-        self.benchmark = benchmark
         model_type = getattr(self.model.config, "model_type", "")
         self.reuse = reuse if reuse != "auto" else ("kv" if model_type in KV_FAMILIES else "none")
         self.tokenizer = self.processor.tokenizer
@@ -76,7 +68,10 @@ class VideoLLMAdapter(Adapter):
         self.video_token_id = getattr(self.processor, "video_token_id", None)
         self._answer_ids: dict[str, int] = {}
         self._answer_source: dict[str, str] = {}
-        self.answer_ids(["Yes", "No"] if self.kind == "entail" else ["A", "B"])
+
+    def prepare(self, answers: Sequence[str]) -> None:
+        """Find (and check) the answer tokens before any scoring."""
+        self.answer_ids(list(answers))
 
     def messages(self, text: str, video: bool) -> list[dict]:
         """The user turn: the video (unless blind) followed by the question."""
@@ -175,7 +170,7 @@ class VideoLLMAdapter(Adapter):
             rows.append(_Row(ids, extras, (key, i), pixels=pixels))
         return rows
 
-    def _rows(self, requests: Sequence[Request], videos: dict[Hashable, np.ndarray]) -> list[_Row]:
+    def _rows(self, requests: Sequence[_Prompt], videos: dict[Hashable, np.ndarray]) -> list[_Row]:
         """Every request as tokens with its explicit positions, in request order."""
         rows: list[_Row | None] = [None] * len(requests)
         by_video: dict[Hashable, list[int]] = {}
@@ -289,7 +284,7 @@ class VideoLLMAdapter(Adapter):
         return (row.video is None,) + tuple((k, tuple(v.shape[1:])) for k, v in sorted(row.pixels.items()))
 
     @torch.inference_mode()
-    def next_logits(self, requests: Sequence[Request], videos: dict[Hashable, np.ndarray], token_ids: list[int],
+    def next_logits(self, requests: Sequence[_Prompt], videos: dict[Hashable, np.ndarray], token_ids: list[int],
                     batch_size: int) -> np.ndarray:
         """Logits of ``token_ids`` at the answer position of each request (rows in request order)."""
         rows = self._rows(requests, videos)
@@ -331,82 +326,24 @@ class VideoLLMAdapter(Adapter):
                 result[chunk] = self._whole([rows[i] for i in chunk], token_ids)
         return result.numpy()
 
-    def _clip(self, frames: FrameSource, item: Item, clip: int) -> np.ndarray | None:
-        array = frames.clip(item, clip).array
-        return array if len(array) else None
+    def answer(self, requests: Sequence[Ask], videos: Videos, batch_size: int) -> np.ndarray:
+        """The logits of each request's answers (NaN-padded to the most answers of any request)."""
+        words = list(dict.fromkeys(w for r in requests for w in r.answers))
+        token_ids = self.answer_ids(words)
+        arrays: dict[Hashable, np.ndarray] = {}
+        prompts_ = []
+        for r in requests:
+            frames = videos.get(r.video) if r.video is not None else None
+            key = r.video if frames is not None and len(frames) else None
+            if key is not None:
+                arrays[key] = frames
+            prompts_.append(_Prompt(self.render(r.question, key is not None), key))
+        logits = self.next_logits(prompts_, arrays, token_ids, batch_size)
+        out = np.full((len(requests), max((len(r.answers) for r in requests), default=0)), np.nan)
+        for i, r in enumerate(requests):
+            out[i, :len(r.answers)] = logits[i, [words.index(w) for w in r.answers]]
+        return out
 
     def describe(self) -> dict:
-        return {**super().describe(), "revision": model_revision(self.model), "model_class": type(self.model).__name__,
-                "prompt": {"name": self.prompt_name, "template": self.template}, "reuse": self.reuse,
-                "answer_tokens": dict(self._answer_ids), "answer_token_source": dict(self._answer_source)}
-
-
-class EntailmentAdapter(VideoLLMAdapter):
-    """P(Yes)/(P(Yes)+P(No)) for every (clip, text) pair."""
-
-    name = "entail"
-    measure = "p_yes"
-    kind = "entail"
-
-    def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        ids = self.answer_ids(["Yes", "No"])
-        videos: dict[Hashable, np.ndarray] = {}
-        requests, keys = [], []
-        for it in items:
-            for c in range(len(it.clips)):
-                video = self._clip(frames, it, c)
-                key = None if video is None else (it.item_id, c)
-                if key is not None:
-                    videos[key] = video
-                for t, text in enumerate(it.texts):
-                    requests.append(Request(self.render(self.template.format(caption=text), key is not None), key))
-                    keys.append((it.item_id, c, t))
-        logits = self.next_logits(requests, videos, ids, batch_size)
-        p_yes = 1.0 / (1.0 + np.exp(logits[:, 1] - logits[:, 0]))
-        return Scored(pair=[{"item_id": i, "clip": c, "text": t, "score": float(p), "logit_yes": float(ly),
-                             "logit_no": float(ln)} for (i, c, t), p, (ly, ln) in zip(keys, p_yes, logits)])
-
-
-class ChoiceAdapter(VideoLLMAdapter):
-    """Letter logits for every question in every cyclic order of its options."""
-
-    name = "mc"
-    measure = "letter_logits"
-    kind = "choice"
-
-    def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        videos: dict[Hashable, np.ndarray] = {}
-        requests, keys = [], []
-
-        def ask(question: str, key: Hashable, array: np.ndarray | None) -> None:
-            if array is None or not len(array):
-                key = None
-            else:
-                videos[key] = array
-            requests.append(Request(self.render(question, key is not None), key))
-
-        for it in items:
-            n = len(it.texts)
-            for c in range(len(it.clips)):
-                video = self._clip(frames, it, c)
-                for shift in range(n):
-                    options = [(shift + k) % n for k in range(n)]
-                    text = prompts.render_choice(self.template, [it.texts[o] for o in options], self.prompt_name)
-                    ask(text, (it.item_id, c), video)
-                    keys.append((it.item_id, "text", c, options))
-            if len(it.clips) == 2:
-                for order in ((0, 1), (1, 0)):
-                    joined = frames.joined(it, order).array
-                    for t, caption in enumerate(it.texts):
-                        ask(prompts.PROMPTS[prompts.VIDEO_CHOICE].format(caption=caption), (it.item_id, order),
-                            joined)
-                        keys.append((it.item_id, "video", t, list(order)))
-        width = max((len(k[3]) for k in keys), default=2)
-        token_ids = self.answer_ids(list(prompts.letters(width)))
-        logits = self.next_logits(requests, videos, token_ids, batch_size)
-        rows = []
-        for (item_id, axis, query, options), row in zip(keys, logits):
-            row = row[:len(options)]
-            rows.append({"item_id": item_id, "axis": axis, "query": query, "options": options,
-                         "logits": [float(x) for x in row], "choice": int(options[int(np.argmax(row))])})
-        return Scored(choice=rows)
+        return {**super().describe(), "reuse": self.reuse, "answer_tokens": dict(self._answer_ids),
+                "answer_token_source": dict(self._answer_source)}

@@ -1,4 +1,4 @@
-"""The two score tables every scorer and importer writes, and every metric reads.
+"""The score tables every scorer and importer writes, and every metric reads.
 
 ``pair`` table: one row per (item, clip, text) scored.
     item_id  str    the item

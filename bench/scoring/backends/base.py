@@ -1,46 +1,26 @@
-"""What every adapter implements, and what the runner gives it."""
+"""What every backend shares: loading through transformers' ``Auto*`` classes, dtypes, and the manifest entries."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Mapping, Sequence
 
-from bench.frames import Frames
-from bench.items import Item
+import numpy as np
 
+from bench.scoring.requests import Request, VideoRef
 
-class FrameSource(Protocol):
-    """The runner's decoded frames for the items of a chunk."""
-
-    def clip(self, item: Item, index: int) -> Frames:
-        """The frames of clip ``index`` of ``item`` under the run's policy."""
-
-    def joined(self, item: Item, order: tuple[int, ...]) -> Frames:
-        """The item's clips in ``order`` joined by a black gap (Vinoground's video score)."""
+Videos = Mapping[VideoRef, np.ndarray | None]
+"""Decoded frames (T x H x W x 3 uint8) per video ref; None or an empty array for no frames (blind)."""
 
 
-@dataclass
-class Scored:
-    """Rows for the pair and choice tables (see :mod:`bench.scoretables`)."""
+class Backend:
+    """One model family. Subclasses load their model in ``__init__`` and implement :meth:`answer`."""
 
-    pair: list[dict] = field(default_factory=list)
-    choice: list[dict] = field(default_factory=list)
-
-
-class Adapter:
-    """One model family. ``measure`` names what the pair scores are; ``uses_frames`` is False for text-only models."""
-
-    name = "adapter"
-    measure = "similarity"
-    uses_frames = True
-
-    def __init__(self, model: str, *, device: str = "cpu", dtype: str = "auto", prompt: str | None = None,
-                 **options: object):
+    def __init__(self, model: str, *, device: str = "cpu", dtype: str = "auto", **options: object):
+        if options:
+            raise ValueError(f"unknown backend option(s) {sorted(options)} for {type(self).__name__}")
         self.model_id = model
         self.device = device
         self.dtype_name = dtype
-        self.prompt = prompt
-        self.options = options
 
     def load(self, auto_class: str, preprocessor: str = "AutoProcessor") -> None:
         """Load ``self.processor`` (or tokenizer) and ``self.model`` through transformers' ``Auto*`` classes, by hub
@@ -52,13 +32,21 @@ class Adapter:
         model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
         self.model = model.to(self.device).eval()
 
-    def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        """Score every question this adapter asks of ``items``."""
+    def reset(self) -> None:
+        """Forget what the backend cached between calls (text embeddings, likelihoods)."""
+
+    def prepare(self, answers: Sequence[str]) -> None:
+        """Check, before any scoring, that the backend can score these answer words (Video-LLMs override this)."""
+
+    def answer(self, requests: Sequence[Request], videos: Videos, batch_size: int) -> np.ndarray:
+        """One row of numbers per request (its width: :data:`bench.scoring.requests.ANSWER_WIDTH`, or the number of
+        answers of :class:`~bench.scoring.requests.Ask` requests, NaN-padded)."""
         raise NotImplementedError
 
     def describe(self) -> dict:
         """Manifest entries: what exactly was run."""
-        return {"adapter": self.name, "model": self.model_id, "measure": self.measure}
+        return {"model": self.model_id, "revision": model_revision(self.model),
+                "model_class": type(self.model).__name__}
 
 
 def torch_dtype(name: str, device: str):

@@ -1,21 +1,20 @@
 """X-CLIP (a video model): its text embedding depends on the video (the video-specific prompt generator), so every
-(clip, texts) group goes through the whole model; the score is ``logits_per_video`` (logit scale x cosine)."""
+clip goes through the whole model with all the texts asked of it; the answer is ``logits_per_video`` (logit scale x
+cosine)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import torch
 
-from bench.items import Item
-from bench.scoring.adapters.base import Adapter, FrameSource, Scored, model_revision
+from bench.scoring.backends.base import Backend, Videos
+from bench.scoring.requests import Match
 
 
-class XCLIPAdapter(Adapter):
-    """One forward pass per clip with all of its item's texts (the text side depends on the clip)."""
-
-    name = "xclip"
-    measure = "similarity"
+class XCLIPBackend(Backend):
+    """One forward pass per clip with its texts (the text side depends on the clip)."""
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
@@ -23,7 +22,7 @@ class XCLIPAdapter(Adapter):
         self.frames_needed = int(self.model.config.vision_config.num_frames)
 
     @torch.inference_mode()
-    def score_clip(self, frames, texts: Sequence[str]) -> list[float]:
+    def score_clip(self, frames: np.ndarray, texts: Sequence[str]) -> list[float]:
         """The logits of one clip against ``texts``; the clip must have the model's number of frames."""
         if len(frames) != self.frames_needed:
             raise ValueError(f"X-CLIP {self.model_id} takes {self.frames_needed} frames per clip, got {len(frames)}: "
@@ -33,14 +32,17 @@ class XCLIPAdapter(Adapter):
                   for k, v in inputs.items()}
         return self.model(**inputs).logits_per_video[0].float().cpu().tolist()
 
-    def score(self, items: Sequence[Item], frames: FrameSource, batch_size: int) -> Scored:
-        out = Scored()
-        for it in items:
-            for c in range(len(it.clips)):
-                for t, value in enumerate(self.score_clip(frames.clip(it, c).array, it.texts)):
-                    out.pair.append({"item_id": it.item_id, "clip": c, "text": t, "score": value})
+    def answer(self, requests: Sequence[Match], videos: Videos, batch_size: int) -> np.ndarray:
+        by_video: dict = {}
+        for i, r in enumerate(requests):
+            by_video.setdefault(r.video, []).append(i)
+        out = np.full((len(requests), 1), np.nan)
+        for ref, rows in by_video.items():
+            texts = list(dict.fromkeys(requests[i].text for i in rows))
+            logits = dict(zip(texts, self.score_clip(videos[ref], texts)))
+            for i in rows:
+                out[i, 0] = logits[requests[i].text]
         return out
 
     def describe(self) -> dict:
-        return {**super().describe(), "revision": model_revision(self.model), "model_class": type(self.model).__name__,
-                "frames_per_clip": self.frames_needed}
+        return {**super().describe(), "frames_per_clip": self.frames_needed}

@@ -1,0 +1,67 @@
+"""What the commands share: the parser of a command with its examples, the data-source arguments and ``KEY=VALUE``
+options."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from bench.config import DataSource
+from bench.registry import names
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help text as written (examples keep their lines), wrapped to a readable width."""
+
+    def __init__(self, prog: str):
+        super().__init__(prog, max_help_position=32, width=110)
+
+
+def add_command(subparsers: argparse._SubParsersAction, name: str, summary: str, description: str,
+                example: str) -> argparse.ArgumentParser:
+    """A command's parser: one-line ``summary`` for ``foilbench --help``, ``description`` and ``example`` for its own."""
+    return subparsers.add_parser(name, help=summary, description=description, epilog=example,
+                                 formatter_class=Formatter)
+
+
+def add_source(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
+    """The arguments that say where a benchmark's items come from: BENCHMARK DATA (or ``--benchmark``/``--data``),
+    ``--video-root`` and ``-o KEY=VALUE`` loader options."""
+    choices = names()
+    if positional:
+        parser.add_argument("benchmark", choices=choices, help="which benchmark's format the data is in")
+        parser.add_argument("data", help="annotation file or folder, as released")
+    else:
+        parser.add_argument("--benchmark", required=True, choices=choices, help="which benchmark's format")
+        parser.add_argument("--data", required=True, help="annotation file or folder, as released")
+    parser.add_argument("--video-root", help="folder the benchmark's video paths are relative to")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="loader option, repeatable (e.g. valid_only=false for ViLMA; allow_outside_root=true "
+                        "for video paths outside --video-root)")
+
+
+def source_of(args: argparse.Namespace) -> DataSource:
+    """The :class:`~bench.config.DataSource` of the arguments of :func:`add_source`."""
+    return DataSource.of(args.benchmark, args.data, args.video_root, parse_options(args.option))
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text.
+
+    Which options a loader takes (and their types) is checked by the loader itself
+    (:func:`bench.loaders.common.check_options`), before any file is read.
+    """
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"option must look like KEY=VALUE, got {pair!r}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options

@@ -1,0 +1,26 @@
+"""VELOCITI's closed-model CSV (``pos_pred, neg_pred`` per row, in the benchmark file's order), parsed as
+``gemini/closed_model_metrics.py`` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from bench.importers.common import parse_yes_no, rows
+from bench.items import Item
+from bench.loaders.common import LoaderError
+
+
+def import_velociti_closed(items: Sequence[Item], files: Sequence[Path], **_: object) -> tuple[list, list, str]:
+    """``pos_pred, neg_pred`` rows in the benchmark file's order -> entailment pair rows."""
+    (path,) = files
+    predictions = rows(path, ("pos_pred", "neg_pred"))
+    if len(predictions) != len(items):
+        raise LoaderError(path, None, f"{len(predictions)} prediction rows for {len(items)} items: the file must follow "
+                                      "the benchmark file row by row")
+    pair = []
+    for it, (_, row) in zip(items, predictions):
+        for text, column in ((0, "pos_pred"), (1, "neg_pred")):
+            pair.append({"item_id": it.item_id, "clip": 0, "text": text, "score": parse_yes_no(str(row[column])),
+                         "answer": str(row[column])})
+    return pair, [], "answer"

@@ -1,0 +1,55 @@
+"""Items as a table, and back: a run stores the items it scored (``items.parquet``), so it can be analysed where the
+annotation files are not (a run copied to another machine). Videos are looked up only when a widget plays them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from bench.items import Clip, Item
+
+ITEM_COLUMNS = ("benchmark", "item_id", "subset", "role", "twin_id", "clips", "texts", "truth", "labels")
+
+
+def _clip_record(clip: Clip) -> dict:
+    return {"path": clip.path, "start": clip.start, "end": clip.end, "unit": clip.unit, "fps": clip.fps,
+            "exists": clip.exists}
+
+
+def items_table(items: Iterable[Item]) -> pd.DataFrame:
+    """One row per item; clips, truth and labels as JSON text, texts as a list."""
+    rows = [{"benchmark": it.benchmark, "item_id": it.item_id, "subset": it.subset, "role": it.role,
+             "twin_id": it.twin_id, "clips": json.dumps([_clip_record(c) for c in it.clips]),
+             "texts": list(it.texts), "truth": json.dumps([list(t) for t in it.truth]),
+             "labels": json.dumps(dict(it.labels), sort_keys=True, default=_plain)} for it in items]
+    return pd.DataFrame(rows, columns=list(ITEM_COLUMNS))
+
+
+def _plain(value):
+    """JSON for label values numpy or pandas produced (numbers, arrays)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"label value {value!r} cannot be stored")
+
+
+def items_from_table(table: pd.DataFrame) -> list[Item]:
+    """The items of :func:`items_table` again, equal to the originals."""
+    return [Item(r.benchmark, r.item_id, r.subset, tuple(Clip(**c) for c in json.loads(r.clips)), tuple(r.texts),
+                 tuple(tuple(t) for t in json.loads(r.truth)), labels=json.loads(r.labels), role=r.role,
+                 twin_id=None if pd.isna(r.twin_id) else r.twin_id)
+            for r in table.itertuples(index=False)]
+
+
+def write_items(path: Path, items: Iterable[Item]) -> None:
+    """Write ``items`` to a Parquet file (through a temporary name, so a reader never sees half a file)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    items_table(items).to_parquet(tmp, index=False)
+    tmp.replace(path)
+
+
+def read_items(path: Path) -> list[Item]:
+    """The items of a file written by :func:`write_items`."""
+    return items_from_table(pd.read_parquet(path))
