@@ -212,46 +212,44 @@ class VideoLLMBackend(Backend):
                 for k, v in joined.items()}
 
     @staticmethod
-    def _padded(seqs: Sequence[Sequence[int] | torch.Tensor], left: bool, fill: int) -> torch.Tensor:
+    def _padded(seqs: Sequence[Sequence[int] | torch.Tensor], fill: int) -> torch.Tensor:
         """Sequences (or position tensors, last dim the sequence) stacked along a new batch dim before the last,
-        padded with ``fill`` on the left or the right."""
+        padded with ``fill`` on the left."""
         seqs = [torch.as_tensor(s, dtype=torch.long) for s in seqs]
         width = max(s.shape[-1] for s in seqs)
         out = torch.full(seqs[0].shape[:-1] + (len(seqs), width), fill, dtype=torch.long)
         for i, s in enumerate(seqs):
-            n = s.shape[-1]
-            if left:
-                out[..., i, width - n:] = s
-            else:
-                out[..., i, :n] = s
+            out[..., i, width - s.shape[-1]:] = s
         return out
 
-    def _inputs(self, rows: Sequence[_Row], cut: Sequence[slice], left: bool) -> dict[str, torch.Tensor]:
-        """Padded tensors of the ``cut`` part of each row."""
+    def _inputs(self, rows: Sequence[_Row], cut: Sequence[slice]) -> dict[str, torch.Tensor]:
+        """Left-padded tensors of the ``cut`` part of each row."""
         ids = [r.ids[c] for r, c in zip(rows, cut)]
-        inputs = {"input_ids": self._padded(ids, left, self.pad_id),
-                  "attention_mask": self._padded([[1] * len(s) for s in ids], left, 0)}
+        inputs = {"input_ids": self._padded(ids, self.pad_id),
+                  "attention_mask": self._padded([[1] * len(s) for s in ids], 0)}
         if all(r.positions is not None for r in rows):
-            inputs["position_ids"] = self._padded([r.positions[..., c] for r, c in zip(rows, cut)], left, 0)
+            inputs["position_ids"] = self._padded([r.positions[..., c] for r, c in zip(rows, cut)], 0)
         for name in rows[0].extras:
-            inputs[name] = self._padded([r.extras[name][c] for r, c in zip(rows, cut)], left, 0)
+            inputs[name] = self._padded([r.extras[name][c] for r, c in zip(rows, cut)], 0)
         return {k: v.to(self.device) for k, v in inputs.items()}
 
     def _whole(self, rows: Sequence[_Row], token_ids: list[int]) -> torch.Tensor:
         """Logits of ``token_ids`` after each whole row, left-padded in one batch."""
-        inputs = self._inputs(rows, [slice(None)] * len(rows), left=True)
+        inputs = self._inputs(rows, [slice(None)] * len(rows))
         logits = self.model(**inputs, **self._pixels(rows), logits_to_keep=1).logits[:, -1]
         return logits[:, token_ids].float().cpu()
 
     def _cached(self, groups: Sequence[tuple[list[_Row], int]], token_ids: list[int], batch_size: int):
         """Logits after each row of each (rows of one video, shared prefix length) group: the prefixes run once,
-        left-padded, into a KV cache; the suffixes run right-padded against copies of their prefix's cache rows.
-        Returns None when the model's cache is not a plain dynamic cache (the caller runs the rows whole)."""
+        left-padded, into a KV cache; the suffixes run left-padded too (padding between prefix and suffix is masked
+        and positions are explicit), so every row's answer position is the last column and ``logits_to_keep=1``
+        means the same in every transformers version. Returns None when the model's cache is not a plain dynamic
+        cache (the caller runs the rows whole)."""
         from transformers import DynamicCache
         from transformers.cache_utils import DynamicLayer
 
         heads = [rows[0] for rows, _ in groups]
-        prefix = self._inputs(heads, [slice(0, p) for _, p in groups], left=True)
+        prefix = self._inputs(heads, [slice(0, p) for _, p in groups])
         cache = self.model(**prefix, **self._pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
             return None
@@ -261,12 +259,11 @@ class VideoLLMBackend(Backend):
             batch = members[start:start + batch_size]
             which = torch.tensor([g for g, _, _ in batch], device=self.device)
             rows = [row for _, row, _ in batch]
-            suffix = self._inputs(rows, [slice(p, None) for _, _, p in batch], left=False)
+            suffix = self._inputs(rows, [slice(p, None) for _, _, p in batch])
             suffix["attention_mask"] = torch.cat([prefix["attention_mask"][which], suffix["attention_mask"]], dim=1)
             copy = DynamicCache([(keys[which], values[which]) for keys, values, _ in cache])
-            last = torch.tensor([[len(row.ids) - p - 1] for _, row, p in batch], device=self.device)
-            logits = self.model(**suffix, past_key_values=copy, use_cache=True, logits_to_keep=last).logits
-            out.append(logits[:, 0, token_ids].float().cpu())
+            logits = self.model(**suffix, past_key_values=copy, use_cache=True, logits_to_keep=1).logits
+            out.append(logits[:, -1, token_ids].float().cpu())
         return torch.cat(out)
 
     @staticmethod
