@@ -1,8 +1,10 @@
 """Contrastive image-text models (CLIP, SigLIP) applied to video frames: pooled frame embeddings.
 
 Each clip's frames are embedded once, L2-normalised, averaged and normalised again (ViLMA's CLIP scripts); each
-distinct text is embedded once; a :class:`~bench.scoring.requests.Match` scores the cosine similarity. Frames of all
-the clips of a batch of requests go through the image tower together.
+distinct text is embedded once; a :class:`~bench.scoring.requests.Match` scores the cosine similarity. The frames of
+``batch_size`` clips go through the image tower in one forward pass. Each clip's frames go through the image
+processor on a decode worker (:meth:`ContrastiveBackend.encode`), or, on CUDA, on the GPU after a non-blocking copy of
+the pinned frames (``preprocess``: "auto", "cpu" or "device").
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ def _features(output) -> torch.Tensor:
 class ContrastiveBackend(Backend):
     """Similarities of clips and texts."""
 
-    def __init__(self, model: str, **kwargs):
+    def __init__(self, model, *, preprocess: str = "auto", **kwargs):
         super().__init__(model, **kwargs)
+        if preprocess not in ("auto", "cpu", "device"):
+            raise ValueError(f"preprocess must be auto, cpu or device, got {preprocess!r}")
         self.load("AutoModel")
+        self.preprocess = "device" if preprocess == "device" or (preprocess == "auto" and self.on_cuda) else "cpu"
         self._texts: dict[str, np.ndarray] = {}
 
     def reset(self) -> None:
@@ -48,17 +53,34 @@ class ContrastiveBackend(Backend):
     def _max_length(self) -> int:
         return int(self.model.config.text_config.max_position_embeddings)
 
+    def encode(self, frames: np.ndarray):
+        """One clip's pixel tensor (T x 3 x H x W) from the image processor, on a decode worker; with
+        ``preprocess="device"`` the frames pinned for the copy (the processor then runs on the device)."""
+        if frames is None or not len(frames):
+            return frames
+        if self.preprocess == "device":
+            return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
+        return self.pinned(self._pixels(frames))
+
+    def _pixels(self, frames) -> torch.Tensor:
+        """The image processor's pixel values of a clip's frames (on the device with ``preprocess="device"``)."""
+        kwargs = {}
+        if self.preprocess == "device":
+            frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
+            kwargs["device"] = self.device
+        return self.processor(images=list(frames), return_tensors="pt", **kwargs)["pixel_values"]
+
     @torch.inference_mode()
-    def embed_clips(self, clips: Sequence[np.ndarray], batch_size: int) -> np.ndarray:
-        """One normalised embedding per clip: the normalised mean of its normalised frame embeddings; the frames of
-        all clips are embedded together, ``batch_size`` images per forward pass."""
-        frames = [frame for clip in clips for frame in clip]
+    def embed_clips(self, clips: Sequence, batch_size: int) -> np.ndarray:
+        """One normalised embedding per clip (frames, or what :meth:`encode` made of them): the normalised mean of
+        its normalised frame embeddings; the frames of ``batch_size`` clips go through the image tower together."""
         embs = []
-        for start in range(0, len(frames), batch_size):
-            inputs = self.processor(images=frames[start:start + batch_size], return_tensors="pt")
-            pixels = inputs["pixel_values"].to(self.device, self.dtype)
+        for start in range(0, len(clips), batch_size):
+            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point() else self._pixels(clip)
+                      for clip in clips[start:start + batch_size]]
+            batch = torch.cat([self.to_device(p) for p in pixels])
             embs.append(torch.nn.functional.normalize(
-                _features(self.model.get_image_features(pixel_values=pixels)).float(), dim=-1))
+                _features(self.model.get_image_features(pixel_values=batch)).float(), dim=-1))
         per_frame = torch.cat(embs)
         bounds = np.cumsum([0] + [len(clip) for clip in clips])
         means = torch.stack([per_frame[a:b].mean(dim=0) for a, b in zip(bounds[:-1], bounds[1:])])
@@ -77,4 +99,4 @@ class ContrastiveBackend(Backend):
         return np.array([[float(text_emb[r.text] @ clip_emb[r.video])] for r in requests]).reshape(-1, 1)
 
     def describe(self) -> dict:
-        return {**super().describe(), "pooling": "mean of normalised frame embeddings"}
+        return {**super().describe(), "pooling": "mean of normalised frame embeddings", "preprocess": self.preprocess}
