@@ -76,7 +76,7 @@ class ScoreConfig:
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.
 IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", "protocol", "model", "revision",
-            "measure", "dtype", "frame_policy", "prompt", "seed", "options", "limit")
+            "measure", "dtype", "frame_policy", "frame_size", "prompt", "seed", "options", "limit")
 
 
 @dataclass
