@@ -288,3 +288,16 @@ def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp
     assert run.manifest["details"]["reuse"] == "kv"
     assert run.manifest["details"]["reuse_check"]["status"] == "passed"
     assert set(run.manifest["details"]["answer_tokens"]) == {"A", "B"}
+
+
+@pytest.mark.parametrize("family", ["qwen2vl", "llava_onevision"])
+def test_positions_continued_from_a_videos_first_request_equal_the_models_own(sample, tiny, family):
+    adapter = backend(tiny(family))
+    it = items_of(sample, "velociti", 1)[0]
+    video = adapter.encode(clip_frames(it, 0))
+    captions = ["Yes", "a red square moves from left to right and then jumps three times", "?"]
+    prompts_ = [videollm._Prompt(adapter.render(ENTAIL.template.format(caption=c), True), "v") for c in captions]
+    rows = adapter._rows(prompts_, {"v": video})
+    assert len({len(r.ids) for r in rows}) == 3
+    for row in rows:
+        assert torch.equal(row.positions, adapter._positions(row))

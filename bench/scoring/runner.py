@@ -333,10 +333,10 @@ def score(config: ScoreConfig) -> Path:
     backend = load_backend(family, config.model, device=device, dtype=config.dtype, **config.options)
     backend.prepare(protocol.answers)
     size = frame_size(config.size, backend) if protocol.uses_frames else None
-    out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, config.model)
+    out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     details = backend.describe()
     manifest = Manifest.for_source(
-        config.source, model=config.model, family=family, protocol=protocol.name, measure=protocol.measure,
+        config.source, model=str(config.model), family=family, protocol=protocol.name, measure=protocol.measure,
         name=config.name or out.name, revision=details.get("revision"), dtype=config.dtype, device=device,
         batch_size=config.batch_size, frame_policy=frame_policy.describe(), frame_backend=config.decoder,
         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None),
@@ -349,7 +349,7 @@ def score(config: ScoreConfig) -> Path:
     started = time.perf_counter()
     batch_size = config.batch_size
     bar = tqdm(total=len(items), initial=len(items) - sum(map(len, chunks)), unit="item", disable=not config.progress,
-               desc=f"{benchmark.name} {protocol.name} {Path(config.model).name}")
+               desc=f"{benchmark.name} {protocol.name} {Path(str(config.model)).name}")
     workers = decode_workers(config.workers)
     for n, chunk in enumerate(_chunks(chunks, frame_policy, config.decoder, size, cache, workers, backend.encode)):
         videos = ChunkVideos(chunk.items, chunk.frames, frame_policy, config.decoder, size, chunk.encoded)

@@ -25,11 +25,15 @@ FIXED_SETTINGS: dict[str, Any] = {"do_sample_frames": False, "cap_pixels_per_fra
 @dataclass(frozen=True)
 class Prebuilt:
     """A processor and a model built in memory (benchmarks build random-initialised models at real configs): passed
-    instead of a model id, loaded as they are."""
+    instead of a model id (to a backend, or as ``ScoreConfig.model``), loaded as they are; ``name`` stands for it in
+    manifests."""
 
     name: str
     processor: Any
     model: Any
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Backend:

@@ -60,9 +60,9 @@ class ContrastiveBackend(Backend):
             return frames
         if self.preprocess == "device":
             return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
-        return self.pinned(self._pixels(frames))
+        return self.pinned(self._process_frames(frames).contiguous())
 
-    def _pixels(self, frames) -> torch.Tensor:
+    def _process_frames(self, frames) -> torch.Tensor:
         """The image processor's pixel values of a clip's frames (on the device with ``preprocess="device"``)."""
         kwargs = {}
         if self.preprocess == "device":
@@ -70,15 +70,20 @@ class ContrastiveBackend(Backend):
             kwargs["device"] = self.device
         return self.processor(images=list(frames), return_tensors="pt", **kwargs)["pixel_values"]
 
+    def _device_pixels(self, pixels: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The clips' pixel tensors, each copied to the device (without blocking, from pinned memory), concatenated
+        there."""
+        return torch.cat([self.to_device(p) for p in pixels])
+
     @torch.inference_mode()
     def embed_clips(self, clips: Sequence, batch_size: int) -> np.ndarray:
         """One normalised embedding per clip (frames, or what :meth:`encode` made of them): the normalised mean of
         its normalised frame embeddings; the frames of ``batch_size`` clips go through the image tower together."""
         embs = []
         for start in range(0, len(clips), batch_size):
-            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point() else self._pixels(clip)
+            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point() else self._process_frames(clip)
                       for clip in clips[start:start + batch_size]]
-            batch = torch.cat([self.to_device(p) for p in pixels])
+            batch = self._device_pixels(pixels)
             embs.append(torch.nn.functional.normalize(
                 _features(self.model.get_image_features(pixel_values=batch)).float(), dim=-1))
         per_frame = torch.cat(embs)

@@ -193,7 +193,7 @@ class VideoLLMBackend(Backend):
             frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
         prompt = self.render(PROBE, True)
         ids, extras, pixels = self._split(self._process(prompt, frames))
-        pixels = {k: self.pinned(v) for k, v in pixels.items()}
+        pixels = {k: self.pinned(v.contiguous()) for k, v in pixels.items()}
         n_video = ids.count(self.video_token_id) if self.video_token_id is not None else 0
         values: dict[str, tuple[int, int]] | None = {}
         for name, column in extras.items():
@@ -234,10 +234,26 @@ class VideoLLMBackend(Backend):
                 made = [_Row(*self._split(self._process(t, None))[:2], None) for t in texts]
             else:
                 made = self._video_rows(texts, key, videos[key])
+            first = made[0]
+            first.positions = self._positions(first)
             for i, row in zip(indices, made):
-                row.positions = self._positions(row)
+                if row is not first:
+                    row.positions = self._continued(first, row)
                 rows[i] = row
         return rows
+
+    def _continued(self, first: _Row, row: _Row) -> torch.Tensor | None:
+        """``row``'s positions from ``first``'s, when both have the same video and ``row`` only differs in text after
+        a text token: the shared part's positions, then one step further per token (text positions, M-RoPE's
+        included, grow by one); else computed anew."""
+        shared = self._shared([first, row])
+        at = shared - 1
+        tail_text = self.video_token_id not in row.ids[shared:]
+        if (first.positions is None or at < 0 or first.ids[at] == self.video_token_id or not tail_text
+                or row.pixels is not first.pixels or bool((first.positions[..., at:at + 1].diff(dim=0) != 0).any())):
+            return self._positions(row)
+        steps = torch.arange(1, len(row.ids) - shared + 1)
+        return torch.cat([first.positions[..., :shared], first.positions[..., at:at + 1] + steps], dim=-1)
 
     def _positions(self, row: _Row) -> torch.Tensor | None:
         """The position ids the model gives the unpadded row: Qwen2-VL's M-RoPE index (3 x L), else 0..L-1; None for
@@ -254,7 +270,7 @@ class VideoLLMBackend(Backend):
 
     # -- forward passes -----------------------------------------------------------------------------------------------
 
-    def _pixels(self, rows: Sequence[_Row]) -> dict[str, torch.Tensor]:
+    def _device_pixels(self, rows: Sequence[_Row]) -> dict[str, torch.Tensor]:
         """The rows' video tensors, each copied to the device (from pinned memory without blocking) and concatenated
         there in row order; pixel values in the model's dtype."""
         with_video = [r for r in rows if r.video is not None]
@@ -291,7 +307,7 @@ class VideoLLMBackend(Backend):
     def _whole(self, rows: Sequence[_Row], token_ids: torch.Tensor) -> torch.Tensor:
         """Logits of ``token_ids`` after each whole row, left-padded in one batch (on the device)."""
         inputs = self._inputs(rows, [slice(None)] * len(rows))
-        logits = self.model(**inputs, **self._pixels(rows), logits_to_keep=1).logits[:, -1]
+        logits = self.model(**inputs, **self._device_pixels(rows), logits_to_keep=1).logits[:, -1]
         return logits.index_select(-1, token_ids).float()
 
     def _cached(self, groups: Sequence[tuple[list[_Row], int]], token_ids: torch.Tensor, batch_size: int):
@@ -305,7 +321,7 @@ class VideoLLMBackend(Backend):
 
         heads = [rows[0] for rows, _ in groups]
         prefix = self._inputs(heads, [slice(0, p) for _, p in groups])
-        cache = self.model(**prefix, **self._pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
+        cache = self.model(**prefix, **self._device_pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
             return None
         members = [(g, row, p) for g, (rows, p) in enumerate(groups) for row in rows]
