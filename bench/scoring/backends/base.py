@@ -162,28 +162,18 @@ def fit_of(part) -> Fit | None:
 
 
 def _is_qwen2_vl(part) -> bool:
-    from transformers import Qwen2VLVideoProcessor
+    from transformers import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
-    try:
-        from transformers import Qwen2VLImageProcessor
-    except ImportError:  # pragma: no cover - every supported version has it
-        Qwen2VLImageProcessor = ()
     return isinstance(part, (Qwen2VLVideoProcessor, Qwen2VLImageProcessor)) and hasattr(part, "merge_size")
 
 
 def _generic_resize(part) -> bool:
     """Whether the processor resizes with transformers' own size rules (its class does not override ``resize``)."""
-    import transformers
+    from transformers import BaseImageProcessor, BaseVideoProcessor
+    from transformers.image_processing_backends import PilBackend, TorchvisionBackend
 
-    bases = [getattr(transformers, name, None) for name in ("BaseVideoProcessor", "BaseImageProcessor")]
-    try:
-        from transformers.image_processing_backends import PilBackend, TorchvisionBackend
-
-        bases += [TorchvisionBackend, PilBackend]
-    except ImportError:  # pragma: no cover
-        pass
     owner = next((klass for klass in type(part).__mro__ if "resize" in vars(klass)), None)
-    return owner is not None and owner in bases
+    return owner in (BaseVideoProcessor, BaseImageProcessor, TorchvisionBackend, PilBackend)
 
 
 def torch_dtype(name: str, device: str):

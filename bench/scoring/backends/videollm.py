@@ -193,7 +193,7 @@ class VideoLLMBackend(Backend):
             frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
         prompt = self.render(PROBE, True)
         ids, extras, pixels = self._split(self._process(prompt, frames))
-        pixels = {k: self.pinned(v.contiguous()) for k, v in pixels.items()}
+        pixels = {k: self.pinned(v.contiguous()) if v.is_floating_point() else v.cpu() for k, v in pixels.items()}
         n_video = ids.count(self.video_token_id) if self.video_token_id is not None else 0
         values: dict[str, tuple[int, int]] | None = {}
         for name, column in extras.items():
