@@ -20,14 +20,29 @@ Re-running the same command resumes where it stopped.
 """
 
 
-def _size(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
+def _size(text: str) -> tuple[int, int] | str:
+    if text in ("auto", "full"):
+        return text
     width, _, height = text.lower().partition("x")
     try:
-        return int(width), int(height)
+        found = int(width), int(height)
     except ValueError:
-        raise ValueError(f"--size must look like 224x224, got {text!r}") from None
+        raise ValueError(f"--size must be auto, full or WIDTHxHEIGHT like 224x224, got {text!r}") from None
+    if min(found) < 1:
+        raise ValueError(f"--size must be positive, got {text!r}")
+    return found
+
+
+def _workers(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        found = int(text)
+    except ValueError:
+        raise ValueError(f"--workers must be auto or a number, got {text!r}") from None
+    if found < 1:
+        raise ValueError(f"--workers must be at least 1, got {text!r}")
+    return found
 
 
 def config_of(args: argparse.Namespace):
@@ -37,16 +52,24 @@ def config_of(args: argparse.Namespace):
     return ScoreConfig(source_of(args), args.model, family=args.family, protocol=args.protocol, frames=args.frames,
                        prompt=args.prompt, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
                        out=args.out, limit=args.limit, seed=args.seed, chunk_size=args.chunk_size,
-                       workers=args.workers, decoder=args.decoder, size=_size(args.size), name=args.name,
+                       workers=_workers(args.workers), decoder=args.decoder, size=_size(args.size), name=args.name,
                        retry_failures=args.retry_failures, progress=not args.quiet,
-                       options=parse_options(args.backend_option))
+                       options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score and print where the run went."""
-    from bench.scoring.runner import score
+    """Score and print where the run went; exit code 1, with every distinct failure reason and its count, when all
+    items (or more than --max-failure-rate of them) failed."""
+    import sys
 
-    out = score(config_of(args))
+    from bench.scoring.runner import TooManyFailures, score
+
+    try:
+        out = score(config_of(args))
+    except TooManyFailures as failed:
+        print(f"foilbench score: error: {failed}; failure reasons (items):", file=sys.stderr)
+        print("\n".join(failed.summary.reason_lines()), file=sys.stderr)
+        return 1
     print(f"run stored in {out}")
     return 0
 
@@ -80,12 +103,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the seeded frame policies (consecutive, single:mode=random) and of torch (default 0)")
     p.add_argument("--chunk-size", type=int, default=32, help="items stored per chunk (default 32)")
-    p.add_argument("--workers", type=int, help="frame decoding threads (default: one per core, at most 16)")
+    p.add_argument("--workers", default="auto",
+                   help="frame decoding (and preprocessing) threads: auto (one per core, the default) or a number")
     p.add_argument("--decoder", default="decord", choices=["decord", "pyav"], help="video decoder (default decord)")
-    p.add_argument("--size", help="resize frames on decode, WIDTHxHEIGHT (default: the processor resizes)")
+    p.add_argument("--size", default="auto",
+                   help="decode frames to: auto (the size the model's processor resizes to, the default), full (the "
+                        "video's own size: the processor resizes), or WIDTHxHEIGHT")
+    p.add_argument("--max-failure-rate", type=float, default=1.0, metavar="RATE",
+                   help="exit with an error when more than this share of the items failed (default 1.0: only when "
+                        "all items failed); the run is stored either way")
     p.add_argument("--name", help="short run label for tables (default: the folder name)")
     p.add_argument("--retry-failures", action="store_true", help="score again the items recorded as failures")
     p.add_argument("-b", "--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto)")
+                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto: KV-prefix "
+                        "reuse, checked on the first batch), preprocess=cpu to run the processor on the CPU when the "
+                        "model is on a GPU")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -93,17 +93,18 @@ def build_xclip(folder: str | Path) -> Path:
     return folder
 
 
-def bpe_tokenizer(special: list[str], chat_template: str | None = None):
-    """A byte-level BPE tokenizer trained on :data:`CORPUS`, with ``special`` tokens."""
+def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: list[str] | None = None,
+                  vocab_size: int = 400):
+    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=special,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    core.train_from_iterator(CORPUS * 4, trainer)
+    core.train_from_iterator((corpus or CORPUS) * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],
                                    chat_template=chat_template)
 
