@@ -23,7 +23,6 @@ from typing import Iterator, Sequence
 from bench.config import Manifest, ScoreConfig, versions
 from bench.frames import (Fit, FrameCache, FrameError, FramePolicy, Frames, parse_policy, policy, prefetch,
                           sample_frames, sample_joined)
-from bench.frames.policies import POLICIES
 from bench.items import Item
 from bench.paths import data_home
 from bench.registry import spec
@@ -271,21 +270,6 @@ class TooManyFailures(RuntimeError):
         super().__init__(f"{what} of the {summary.items} items failed; the run is stored in {out}")
 
 
-def check_policy(frame_policy: FramePolicy) -> None:
-    """Try ``frame_policy`` on a 10-s and a 1-frame window before anything loads: a parameter it cannot use
-    (``uniform:k=abc``) or a policy that chooses no frame (``uniform:k=0``) is a one-line error."""
-    if frame_policy.name == "none":
-        return
-    params = dict(frame_policy.params)
-    for count in (300, 1):
-        try:
-            indices, _ = POLICIES[frame_policy.name](0, count, 30.0, params, "check")
-        except Exception as err:  # noqa: BLE001 - any error of a policy on a plain window is a bad parameter
-            raise ValueError(f"frame policy {frame_policy.describe()}: {type(err).__name__}: {err}") from None
-        if not len(indices):
-            raise ValueError(f"frame policy {frame_policy.describe()} chooses no frame of a {count}-frame window")
-
-
 def frame_size(size, backend) -> Fit | tuple[int, int] | None:
     """What to decode frames to: ``auto``: the size the backend's processor resizes to (when known); ``full``:
     the video's own size (the processor resizes); or a (width, height)."""
@@ -317,7 +301,6 @@ def score(config: ScoreConfig) -> Path:
     family = config.family or infer_family(config.model)
     protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
     frame_policy = seeded(parse_policy(config.frames), config.seed)
-    check_policy(frame_policy)
     blind = frame_policy.name == "none"
     if blind and protocol.uses_frames and not protocol.blind_ok:
         raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
