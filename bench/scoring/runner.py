@@ -26,7 +26,8 @@ from bench.frames import (Fit, FrameCache, FrameError, FramePolicy, Frames, pars
 from bench.items import Item
 from bench.paths import data_home
 from bench.registry import spec
-from bench.scoring.families import check_protocol, infer_family, load_backend
+from bench.scoring.families import check_fits, check_protocol, infer_family, load_backend
+from bench.scoring.hub import locate
 from bench.scoring.protocols import Protocol, Scored, make_protocol
 from bench.scoring.requests import Ask, VideoRef
 from bench.store import RunWriter, read_run
@@ -298,7 +299,10 @@ def score(config: ScoreConfig) -> Path:
     if not 0.0 <= config.max_failure_rate <= 1.0:
         raise ValueError(f"--max-failure-rate must be between 0 and 1, got {config.max_failure_rate}")
     benchmark = spec(config.source.benchmark)
-    family = config.family or infer_family(config.model)
+    model = locate(config.model) if isinstance(config.model, str) else config.model
+    if config.family and isinstance(model, str):
+        check_fits(model, config.family)
+    family = config.family or infer_family(model)
     protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
     frame_policy = seeded(parse_policy(config.frames), config.seed)
     blind = frame_policy.name == "none"
@@ -314,7 +318,7 @@ def score(config: ScoreConfig) -> Path:
           f"on {device}{chosen}", file=sys.stderr)
     torch.manual_seed(config.seed)
     options = benchmark.backend_defaults(family, config.options)
-    backend = load_backend(family, config.model, device=device, dtype=config.dtype, **options)
+    backend = load_backend(family, model, device=device, dtype=config.dtype, **options)
     backend.prepare(protocol.answers)
     size = frame_size(config.size, backend) if protocol.uses_frames else None
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
