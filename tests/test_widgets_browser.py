@@ -81,6 +81,21 @@ def _column(page, index: int) -> list[str]:
     return page.eval_on_selector_all(".fb-items tr.fb-row", f"rows => rows.map(r => r.cells[{index}].innerText)")
 
 
+def _until(page, what: str, predicate: str, arg=None) -> None:
+    """Wait (30 s at most) until the JavaScript ``predicate(arg)`` holds (the kernel answers clicks
+    asynchronously); fail saying ``what`` was expected."""
+    from playwright.sync_api import TimeoutError
+
+    try:
+        page.wait_for_function(predicate, arg=arg, timeout=30_000)
+    except TimeoutError:
+        pytest.fail(f"within 30 s, expected {what}")
+
+
+ROWS = "[...document.querySelectorAll('.fb-items tr.fb-row')]"
+TITLE = "document.querySelector('.fb-title').innerText"
+
+
 def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
     from playwright.sync_api import sync_playwright
 
@@ -119,18 +134,20 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
             entail = next(r for r in runs if r.manifest["protocol"] == "entail")
             index = titles.index(f"margin:{entail.label}")
             page.locator(f".fb-items th[data-key='margin:{entail.label}']").click()
-            page.wait_for_function(
-                "k => document.querySelector(`.fb-items th[data-key='${k}']`).innerText.endsWith('▲')",
-                arg=f"margin:{entail.label}", timeout=30_000)
-            page.wait_for_timeout(500)
+            _until(page, "the rows sorted by the entail run's margin, smallest first",
+                   f"i => {{ const m = {ROWS}.map(r => Number(r.cells[i].innerText));"
+                   " return m.length > 1 && m.every((v, k) => k === 0 || m[k - 1] <= v); }", index)
             listed = [float(m) for m in _column(page, index)]
             assert listed == sorted(listed) and len(listed) == len(items)
+            assert listed != sorted(listed, reverse=True)  # the margins differ: the order says something
             page.screenshot(path=str(artifacts / "sorted_by_margin.png"), full_page=True)
             correct = titles.index(f"correct:{entail.label}")
             page.locator(f".fb-items th[data-key='correct:{entail.label}']").click()
-            page.wait_for_timeout(1500)
+            _until(page, "the rows sorted by the entail run's correctness, wrong first",
+                   f"i => {{ const m = {ROWS}.map(r => r.cells[i].innerText);"
+                   " return m.length > 1 && m.indexOf('✓') >= 0 && m.lastIndexOf('✗') < m.indexOf('✓'); }", correct)
             marks = _column(page, correct)
-            assert marks == sorted(marks, key="✗✓".index)
+            assert marks == sorted(marks, key="✗✓".index) and set(marks) == {"✗", "✓"}
 
             # the viewer: the first listed item, its changed words, every run's metrics, scores and answers
             page.locator(".fb-items tr.fb-row").nth(1).click()
@@ -181,16 +198,17 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
             scatter, bars = charts.nth(0), charts.nth(1)
             scatter.scroll_into_view_if_needed()
             scatter.locator("g.mark-symbol.role-mark path").last.click()  # the topmost of overlapping points
-            page.wait_for_function("() => document.body.innerText.includes('1 of ') && "
-                                   "document.body.innerText.includes('(selected in a plot)')", timeout=30_000)
-            listed = page.eval_on_selector_all(".fb-items tr.fb-row", "r => r.map(x => x.dataset.id)")
-            assert len(listed) == 1 and page.locator(".fb-title").inner_text().endswith(listed[0])
+            _until(page, "one item listed, selected in the plot, and shown in the viewer",
+                   f"() => {{ const r = {ROWS}; return r.length === 1 && {TITLE}.endsWith(r[0].dataset.id); }}")
+            assert "(selected in a plot)" in page.inner_text(".jp-Notebook")
             page.screenshot(path=str(artifacts / "after_scatter.png"), full_page=True)
             bars.scroll_into_view_if_needed()
             bars.locator("g.mark-rect.role-mark").last.locator("path").last.click()  # a column (bars at 0% too)
-            page.wait_for_timeout(2000)
-            subsets = set(_column(page, 2))
-            assert len(subsets) == 1 and page.locator(".fb-title").inner_text().split(" · ")[1] in subsets
+            last = max(it.subset for it in items.values())  # the columns are in subset order
+            expected = [i for i, it in items.items() if it.subset == last and it.role == "main"]
+            _until(page, f"the items of {last} listed and the first shown",
+                   f"ids => {{ const r = {ROWS}.map(x => x.dataset.id); return r.length === ids.length &&"
+                   f" r.every(i => ids.includes(i)) && {TITLE}.endsWith(r[0]); }}", expected)
             page.screenshot(path=str(artifacts / "after_bars.png"), full_page=True)
         except Exception:
             page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
