@@ -98,7 +98,8 @@ def test_only_the_metrics_that_apply_to_a_run():
     assert set(applicable_outcomes(items, RunScores(None, choice, "letter_logits"))["metric"]) == {
         "MC A", "MC B", "MC A∧B"}
     vilma = [Item("vilma", "v0", "counting", (Clip("v.mp4"),), ("caption", "foil"), ((0,),))]
-    assert not len(applicable_outcomes(vilma, RunScores(None, choice.assign(item_id="v0"), "letter_logits")))
+    vilma_mc = applicable_outcomes(vilma, RunScores(None, choice.assign(item_id="v0"), "letter_logits"))
+    assert set(vilma_mc["metric"]) == {"T"}  # ViLMA's ranking test read from the A/B answers (no twin: no P)
 
 
 def test_flags_margins_and_headlines():
