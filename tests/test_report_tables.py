@@ -178,3 +178,30 @@ def test_unknown_figure_formats_are_refused(formats):
 
     with pytest.raises(ValueError, match="figure formats must be among png, svg"):
         check_formats(formats)
+
+
+def test_a_run_is_described_from_its_manifest_even_a_sparse_one(tmp_path):
+    from bench.report.runs import describe, headline_rows, unique_labels
+    from bench.store import Run
+
+    failures = pd.DataFrame({"item_id": ["a", "a", "b"], "stage": ["decode", "model", "decode"]})
+    full = Run(tmp_path / "r1", {"benchmark": "vilma", "name": "clip", "model": str(tmp_path / "models" / "clip"),
+                                 "family": "contrastive", "protocol": "similarity",
+                                 "frame_policy": {"name": "uniform", "k": 8}, "prompt": {"name": None},
+                                 "n_items": 40, "limit": 5, "versions": {"git_commit": "0123456789abcdef"},
+                                 "created": "2026-01-02T03:04:05+00:00"},
+               pd.DataFrame(), pd.DataFrame(), failures)
+    row = describe(full)
+    assert (row["model"], row["frames"], row["items"], row["failures"], row["commit"], row["date"]) == (
+        "clip", "uniform k=8", "40 (limit 5)", 2, "0123456789", "2026-01-02 03:04")
+    imported = Run(tmp_path / "r2", {"benchmark": "vilma", "model": "gpt-4o", "measure": "answer"},
+                   pd.DataFrame(), pd.DataFrame(), pd.DataFrame(columns=["item_id"]))
+    row = describe(imported)
+    assert row["run"] == "r2" and row["model"] == "gpt-4o" and row["frames"] == "" and row["failures"] == 0
+    twin = Run(tmp_path / "r3", {**full.manifest}, pd.DataFrame(), pd.DataFrame(), failures)
+    unique_labels([full, twin])
+    assert full.label == "clip [r1]" and twin.label == "clip [r3]"
+    metrics = metric_rows(runs=[full.label])
+    rows = headline_rows([full, imported], metrics, [("Avg. P+T", "all")])
+    assert rows.loc[0, "metric"] == "Avg. P+T" and rows.loc[0, "failures"] == 2
+    assert pd.isna(rows.loc[1, "value"])  # no score: an empty cell, not a guess

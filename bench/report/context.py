@@ -68,6 +68,8 @@ class Report:
         DataFrame is shown as it is."""
         if isinstance(table, pd.DataFrame):
             table = plain_table(table)
+        if not self.runs and table.metric_rows and table.shown.empty:
+            return  # an annotation-only report has no scores to show
         paths = save_table(table, self.out, name, title, caption)
         self.written += paths
         self._record({"kind": "table", "name": name, "title": title, "caption": caption,
@@ -144,6 +146,19 @@ class Report:
             table.insert(0, "run", run.label)
             parts.append(table)
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", *TABLE_COLUMNS])
+
+    def sample_per_subset(self, most: int | None, seed: int = 0) -> list[Item]:
+        """The main items, at most ``most`` per subset drawn with a fixed seed (all of them for ``None``): for
+        dataset statistics too slow to compute on every item (a text encoder over a whole benchmark)."""
+        import random
+
+        groups: dict[str, list[Item]] = {}
+        for it in self.items:
+            if it.role == "main":
+                groups.setdefault(it.subset, []).append(it)
+        draw = random.Random(seed)
+        return [it for group in groups.values()
+                for it in (group if most is None or len(group) <= most else draw.sample(group, most))]
 
     def durations(self) -> dict[str, float]:
         """Seconds of each readable video of the items (missing videos are left out)."""

@@ -165,12 +165,14 @@ def score_by_bins(table: pd.DataFrame, *, x_title: str, title: str, order: Seque
         rows["bin"] = rows["subset"].astype(str)
         order = [str(o) for o in (order or list(dict.fromkeys(rows["bin"])))]
     metric = rows["metric"].iloc[0] if "metric" in rows and len(rows) else "score"
+    runs = rows["run"].nunique()
     base = alt.Chart(rows).encode(x=alt.X("bin:N", title=x_title, sort=order, axis=alt.Axis(labelAngle=0)),
-                                  color=alt.Color("run:N", title="Run"))
-    line = base.mark_line(point=True).encode(y=alt.Y("value:Q", title=f"{metric} (%)", scale=PERCENT),
-                                             tooltip=["run", "bin", "value", "ci_low", "ci_high", "chance", "n"])
-    errors = base.mark_rule().encode(y="ci_low:Q", y2="ci_high:Q")
-    chance = base.mark_tick(color="black", thickness=2, size=18).encode(y="chance:Q")
-    return (line + errors + chance).properties(
-        title=alt.TitleParams(title, subtitle="Lines: runs, error bars: 95% intervals, black ticks: chance"),
-        width=max(320, 90 * len(order)), height=240)
+                                  xOffset="run:N")
+    points = base.mark_point(filled=True, size=60).encode(
+        y=alt.Y("value:Q", title=f"{metric} (%)", scale=PERCENT), color=alt.Color("run:N", title="Run"),
+        tooltip=["run", "bin", "value", "ci_low", "ci_high", "chance", "n"])
+    errors = base.mark_rule(strokeWidth=2).encode(y="ci_low:Q", y2="ci_high:Q", color="run:N")
+    chance = base.mark_tick(color="black", thickness=2, size=14).encode(y="chance:Q")
+    return (errors + points + chance).properties(
+        title=alt.TitleParams(title, subtitle="Points: runs, lines: 95% intervals, black ticks: chance"),
+        width=max(320, 24 * runs * len(order)), height=240)

@@ -100,7 +100,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Foilbench report</title>",
              f"<style>{PAGE_STYLE}\n{STYLE}</style></head><body>",
              "<h1>Foilbench report</h1>",
-             f"<p class='meta'>{len(runs)} run(s) of {len(pages)} benchmark(s); built {built} in {seconds:.0f} s by "
+             f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
              f"<nav><a href='#headline'>Headline</a> <a href='#runs'>Runs</a> {nav}</nav>",
              "<h2 id='headline'>Headline</h2>"]
@@ -113,10 +113,13 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     listed = runs_frame(runs)
     listed.to_csv(out / "runs.csv", index=False)
     runs_table = Table(listed.drop(columns="path").set_index("run"), listed)
-    parts.append(table_html(runs_table, "Runs and their manifests",
-                            "What each run scored and how: model, family, protocol, frame policy, prompt, the score "
-                            "measure, items asked (and the limit), failures, status, the commit it was scored at and "
-                            "when, and its folder (full paths in runs.csv)."))
+    if not runs:
+        parts.append("<p>No run was given.</p>")
+    else:
+        parts.append(table_html(runs_table, "Runs and their manifests",
+                                "What each run scored and how: model, family, protocol, frame policy, prompt, the "
+                                "score measure, items asked (and the limit), failures, status, the commit it was "
+                                "scored at and when, and its folder (full paths in runs.csv)."))
     parts += sections
     parts.append("</body></html>")
     index = out / "index.html"
