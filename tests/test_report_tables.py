@@ -164,7 +164,7 @@ def test_jitter_parts_coinciding_points_and_keeps_them_in_range():
 def test_scatter_draws_every_point_with_quadrant_counts():
     points = pd.DataFrame({"item_id": [f"i{i}" for i in range(6)], "subset": ["a"] * 6, "run": ["r"] * 6,
                            "pos": [0.9, 0.9, 0.9, 0.2, 0.2, 0.7], "neg": [0.1, 0.1, 0.1, 0.8, 0.3, 0.6]})
-    spec = _spec(figures.entailment_scatter(points))
+    spec = _spec(figures.entailment_panels(points))
     datasets = spec["datasets"].values()
     dots = next(d for d in datasets if len(d) == 6 and "item_id" in d[0])
     assert len({(round(d["x"], 6), round(d["y"], 6)) for d in dots}) == 6

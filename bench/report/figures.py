@@ -99,38 +99,42 @@ def jitter(values: pd.Series, spread: float, seed: int = 0, low: float = 0.0, hi
     return np.where(moved > high, 2 * high - moved, moved)
 
 
-def entailment_scatter(points: pd.DataFrame, threshold: float = 0.5, title: str = "") -> alt.HConcatChart:
-    """P(Yes) for the positive against the negative caption, one panel per run: the 50% lines (lower right: both
-    answered right, StrictVLE), the diagonal (below it: positive scored higher, ClassicVLE), the items per quadrant,
-    and jitter where points coincide. ``points``: item_id, subset, run, pos, neg (probabilities)."""
-    panels = []
-    for run, frame in points.groupby("run", sort=False):
-        frame = frame.assign(pos_pct=100 * frame["pos"], neg_pct=100 * frame["neg"])
-        frame = frame.assign(x=jitter(frame["pos_pct"], 1.5, 0), y=jitter(frame["neg_pct"], 1.5, 1))
-        dots = alt.Chart(frame).mark_circle(size=45, opacity=0.5).encode(
-            x=alt.X("x:Q", title="P(Yes) for the positive caption (%)", scale=PERCENT),
-            y=alt.Y("y:Q", title="P(Yes) for the negative caption (%)", scale=PERCENT),
-            color=alt.Color("subset:N", title="Test"),
-            tooltip=["item_id", "subset", alt.Tooltip("pos_pct:Q", format=".1f"),
-                     alt.Tooltip("neg_pct:Q", format=".1f")])
-        cut = pd.DataFrame({"v": [100 * threshold]})
-        lines = (alt.Chart(cut).mark_rule(strokeDash=[4, 4], color="#555").encode(x="v:Q")
-                 + alt.Chart(cut).mark_rule(strokeDash=[4, 4], color="#555").encode(y="v:Q"))
-        diagonal = alt.Chart(pd.DataFrame({"a": [0, 100], "b": [0, 100]})).mark_line(color="grey").encode(
-            x="a:Q", y="b:Q")
-        pos_yes, neg_yes = frame["pos"] > threshold, frame["neg"] > threshold
-        total = max(1, len(frame))
-        corners = pd.DataFrame({
-            "x": [97, 3, 3, 97], "y": [3, 3, 97, 97], "align": ["right", "left", "left", "right"],
-            "n": [int((pos_yes & ~neg_yes).sum()), int((~pos_yes & ~neg_yes).sum()),
-                  int((~pos_yes & neg_yes).sum()), int((pos_yes & neg_yes).sum())]})
-        corners["label"] = [f"{n} ({100 * n / total:.0f}%)" for n in corners["n"]]
-        counts = [alt.Chart(corners[corners["align"] == side]).mark_text(
-            fontSize=12, fontWeight="bold", baseline="middle", align=side).encode(x="x:Q", y="y:Q", text="label:N")
-            for side in ("left", "right")]
-        panels.append(alt.layer(dots, lines, diagonal, *counts).properties(
-            title=alt.TitleParams(str(run), subtitle=f"{len(frame)} items; corners: items per quadrant"),
-            width=300, height=300))
+def entailment_scatter(points: pd.DataFrame, threshold: float = 0.5, title: str = "") -> alt.LayerChart:
+    """P(Yes) for the positive against the negative caption of one run's items (``points``: item_id, subset, pos, neg
+    as probabilities): the 50% lines (lower right: both answered right, StrictVLE), the diagonal (below it: positive
+    scored higher, ClassicVLE), the items per quadrant in the corners, and jitter where points coincide. The first
+    layer holds the points."""
+    frame = points.assign(pos_pct=100 * points["pos"], neg_pct=100 * points["neg"])
+    frame = frame.assign(x=jitter(frame["pos_pct"], 1.5, 0), y=jitter(frame["neg_pct"], 1.5, 1))
+    dots = alt.Chart(frame).mark_circle(size=45, opacity=0.5).encode(
+        x=alt.X("x:Q", title="P(Yes) for the positive caption (%)", scale=PERCENT),
+        y=alt.Y("y:Q", title="P(Yes) for the negative caption (%)", scale=PERCENT),
+        color=alt.Color("subset:N", title="Test"),
+        tooltip=["item_id", "subset", alt.Tooltip("pos_pct:Q", format=".1f"), alt.Tooltip("neg_pct:Q", format=".1f")])
+    cut = pd.DataFrame({"v": [100 * threshold]})
+    lines = (alt.Chart(cut).mark_rule(strokeDash=[4, 4], color="#555").encode(x="v:Q")
+             + alt.Chart(cut).mark_rule(strokeDash=[4, 4], color="#555").encode(y="v:Q"))
+    diagonal = alt.Chart(pd.DataFrame({"a": [0, 100], "b": [0, 100]})).mark_line(color="grey").encode(x="a:Q", y="b:Q")
+    pos_yes, neg_yes = frame["pos"] > threshold, frame["neg"] > threshold
+    total = max(1, len(frame))
+    corners = pd.DataFrame({
+        "x": [97, 3, 3, 97], "y": [3, 3, 97, 97], "align": ["right", "left", "left", "right"],
+        "n": [int((pos_yes & ~neg_yes).sum()), int((~pos_yes & ~neg_yes).sum()),
+              int((~pos_yes & neg_yes).sum()), int((pos_yes & neg_yes).sum())]})
+    corners["label"] = [f"{n} ({100 * n / total:.0f}%)" for n in corners["n"]]
+    counts = [alt.Chart(corners[corners["align"] == side]).mark_text(
+        fontSize=12, fontWeight="bold", baseline="middle", align=side).encode(x="x:Q", y="y:Q", text="label:N")
+        for side in ("left", "right")]
+    runs = list(dict.fromkeys(points["run"])) if "run" in points else []
+    name = title or (str(runs[0]) if len(runs) == 1 else "Entailment scores")
+    return alt.layer(dots, lines, diagonal, *counts).properties(
+        title=alt.TitleParams(name, subtitle=f"{len(frame)} items; corners: items per quadrant"), width=300,
+        height=300)
+
+
+def entailment_panels(points: pd.DataFrame, threshold: float = 0.5, title: str = "") -> alt.HConcatChart:
+    """:func:`entailment_scatter` for each run of ``points`` (a ``run`` column), side by side."""
+    panels = [entailment_scatter(frame, threshold) for _, frame in points.groupby("run", sort=False)]
     return alt.hconcat(*panels).properties(title=title or "Entailment scores: positive against negative caption")
 
 
