@@ -18,6 +18,7 @@ from bench.items import Clip, Item
 from bench.scoring.runner import fixed_chunks
 from bench.store import RunLockedError, RunWriter, read_run
 from bench.store.lock import LOCK
+from fixtures_store import holder as _holder
 
 ITEMS = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in "abcde"]
 ALL = {it.item_id for it in ITEMS}
@@ -106,24 +107,6 @@ def test_a_writer_killed_at_any_rename_or_delete_loses_and_repeats_nothing(tmp_p
         names = sorted(p.name for p in run.rglob("*") if p.is_file())
         assert names == sorted(["index.json", "items.parquet", "manifest.json", "ranks.lock", "writer.lock"]
                                + [json.loads((run / "index.json").read_text())["tables"]["pair"]] * 4), step
-
-
-HOLD = """
-import sys, time
-from bench.store.lock import RankHold, RunLock
-held = {hold}
-print("held", flush=True)
-time.sleep(120)
-"""
-
-
-def _holder(folder, hold="RunLock.acquire(sys.argv[1])"):
-    """A live process holding ``folder``: the writer lock, or (``RankHold(sys.argv[1])``) a rank's hold."""
-    folder.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-c", HOLD.format(hold=hold), str(folder)], stdout=subprocess.PIPE,
-                            text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
 
 
 def test_a_second_writer_is_refused_naming_the_holder_and_a_dead_one_is_taken_over(tmp_path):

@@ -33,17 +33,23 @@ class RunLockedError(FileExistsError):
     """Another live writer holds the run folder (a user error: one line, exit code 2)."""
 
 
-def _process_start(pid: int) -> str | None:
-    """The start time of process ``pid`` in clock ticks since boot (tells a reused PID apart), None when unknown."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first), None when unknown."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` in clock ticks since boot (tells a reused PID apart), None when unknown."""
+    fields = _stat(pid)
+    return fields[19] if fields else None
 
 
 def _alive(holder: dict) -> bool:
-    """Whether the process ``holder`` names runs on this host (the same process, not a reused PID)."""
+    """Whether the process ``holder`` names runs on this host (the same process, not a reused PID, not a zombie
+    waiting to be reaped)."""
     pid = holder.get("pid")
     if not isinstance(pid, int):
         return False
@@ -53,8 +59,10 @@ def _alive(holder: dict) -> bool:
         return False
     except PermissionError:
         pass
-    started = _process_start(pid)
-    return started is None or holder.get("process_start") in (None, started)
+    fields = _stat(pid)
+    if fields is None:
+        return True
+    return fields[0] not in ("Z", "X") and holder.get("process_start") in (None, fields[19])
 
 
 def describe(holder: dict) -> str:
