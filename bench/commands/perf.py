@@ -22,6 +22,13 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.store import measure
+
+    measure(args.items, args.chunk_size)
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``perf`` command group."""
     parser = add_command(subparsers, "perf", "speed benchmarks that print ratios against naive baselines",
@@ -45,3 +52,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--frames", type=int, default=8, help="frames per clip (default 8)")
     score.add_argument("--batch-size", type=int, default=16, help="our batch size (default 16)")
     score.set_defaults(func=_score)
+    store = add_command(
+        sub, "store", "reading, compacting and metrics of a large generated run",
+        "Write a generated run of many items as loose chunks (no model), and print how long reading it, compacting "
+        "it, resuming it and `foilbench metrics` take before and after compaction.",
+        "example:\n  foilbench perf store --items 100000 --chunk-size 8")
+    store.add_argument("--items", type=int, default=100_000, help="items of the generated run (default 100000)")
+    store.add_argument("--chunk-size", type=int, default=8, help="items per chunk (default 8)")
+    store.set_defaults(func=_store)

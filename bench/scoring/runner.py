@@ -228,17 +228,18 @@ class _Progress:
     """The one progress bar, on rank 0: its own chunks, or, in a launch of many ranks, every chunk this launch has
     stored (rank 0 counts the chunk files on a thread)."""
 
-    def __init__(self, bar, folder: Path, launch: str, sizes: dict[int, int], many: bool):
-        self.bar, self.folder, self.launch, self.sizes = bar, folder, launch, sizes
+    def __init__(self, bar, writer: RunWriter | None, launch: str, sizes: dict[int, int], many: bool):
+        self.bar, self.writer, self.launch, self.sizes = bar, writer, launch, sizes
         self.initial = bar.n
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._poll, daemon=True) if many else None
+        self.thread = threading.Thread(target=self._poll, daemon=True) if many and writer else None
         if self.thread:
             self.thread.start()
 
     def _stored(self) -> int:
-        names = (CHUNK.match(n) for n in os.listdir(self.folder / "scored"))
-        return sum(self.sizes.get(int(m.group(1)), 0) for m in names if m and m.group(2) == self.launch)
+        names = {*os.listdir(self.writer.path / "scored"), *list(self.writer.absorbed)}
+        found = (CHUNK.match(n) for n in names)
+        return sum(self.sizes.get(int(m.group(1)), 0) for m in found if m and m.group(2) == self.launch)
 
     def _poll(self) -> None:
         while not self.stop.wait(1.0):
@@ -251,11 +252,11 @@ class _Progress:
             self.bar.update(n)
 
     def close(self) -> None:
-        """Stop counting; the bar shows every item of the run."""
+        """Stop counting, after a last count."""
         self.stop.set()
         if self.thread:
             self.thread.join()
-            self.bar.n = self.bar.total
+            self.bar.n = self.initial + self._stored()
             self.bar.refresh()
         self.bar.close()
 
@@ -369,7 +370,7 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
         batch_size = config.batch_size
         bar = tqdm(total=len(items), initial=len(items) - sum(len(c) for _, c in todo), unit="item",
                    disable=not progress, desc=f"{benchmark.name} {protocol.name} {Path(config.model).name}")
-        shown = _Progress(bar, out, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
+        shown = _Progress(bar, writer, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
         try:
             for chunk in _chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, config.size,
                                  FrameCache(), decode_workers(config.workers, ranks.local_world_size)):
@@ -381,6 +382,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
                                          [f["item_id"] for f in chunk.failures], scored.pair, scored.choice,
                                          chunk.failures + failed, videos.used, videos.notes)
                 shown.chunk_done(len(chunk.items) + len(chunk.failures))
+                if writer:
+                    writer.compact_if_many()
             group.barrier()
         finally:
             shown.close()

@@ -18,7 +18,8 @@ A chunk is the items at fixed positions of the item order (chunk ``c`` holds pos
 and the same batches, as an uninterrupted one. Its four files are written under temporary names and renamed in place;
 it counts only when all four exist. Chunk names carry the launch and the rank, so writers never collide.
 
-A compaction (when a run finishes, and when a writer opens a run with loose chunks) writes each table as one file,
+A compaction (when a run finishes, when a writer opens a run with loose chunks, and every :data:`COMPACT_EVERY`
+chunks while it runs) writes each table as one file,
 then commits ``index.json`` naming them and the chunks they absorbed, then deletes those chunks: a reader reads the
 indexed files and the complete chunks the index does not name, so it sees every row exactly once at any moment, and a
 writer killed anywhere leaves a folder the next one cleans (only while holding the lock: no live writer's file is
@@ -56,6 +57,7 @@ ITEMS = "items.parquet"
 INDEX = "index.json"
 CHUNK = re.compile(r"^part-(\d+)(?:-([0-9a-f]+)-r(\d+))?\.parquet$")
 LIST_COLUMNS = ("options", "logits")
+COMPACT_EVERY = 256     # loose chunks (four small files each) a running run gathers before rank 0 compacts it
 
 
 @dataclass
@@ -129,13 +131,14 @@ def _pandas(table: pa.Table) -> pd.DataFrame:
     return df
 
 
-def _tables(folder: Path) -> tuple[dict, dict[str, pa.Table]]:
-    """The index and every table of ``folder``; retried when a compaction replaced files while they were read."""
+def _tables(folder: Path) -> tuple[dict, list[str], dict[str, pa.Table]]:
+    """The index, the loose chunks read and every table of ``folder``; retried when a compaction replaced files
+    while they were read."""
     for attempt in range(5):
         index = read_index(folder)
         try:
             chunks = _loose_chunks(folder, index)
-            return index, {t: _arrow(folder, t, index, chunks) for t in TABLES}
+            return index, chunks, {t: _arrow(folder, t, index, chunks) for t in TABLES}
         except OSError:
             if attempt == 4:
                 raise
@@ -152,7 +155,7 @@ def read_run(path: str | Path) -> Run:
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{folder}: not a run folder (no {MANIFEST})")
     manifest = json.loads(manifest_path.read_text())
-    _, tables = _tables(folder)
+    _, _, tables = _tables(folder)
     return Run(folder, manifest, _pandas(tables["pair"]), _pandas(tables["choice"]), _pandas(tables["failures"]),
                _pandas(tables["scored"]))
 
@@ -215,7 +218,7 @@ class RunWriter:
     """The leader's writer: locks the run folder, checks that a stored run may be resumed, cleans and compacts what
     an earlier writer left, records the launch, writes its own chunks and, at :meth:`finish`, compacts the run.
 
-    ``done`` holds the item ids already stored. A new run stores ``items`` beside its manifest; a stored run is
+    ``done`` holds the item ids already stored; ``absorbed`` the chunks its compactions absorbed. A new run stores ``items`` beside its manifest; a stored run is
     resumed only when its manifest's identity (:meth:`bench.config.Manifest.identity`) equals the new one, with the
     chunk size it started with. ``lock`` is an already held :class:`~bench.store.lock.RunLock` (taken early, before a
     model loads), else one is taken here. ``notes`` say what was taken over or kept.
@@ -228,6 +231,7 @@ class RunWriter:
         self.lock = lock or RunLock.acquire(self.path)
         self.notes = [self.lock.note] if self.lock.note else []
         self.chunks: ChunkWriter | None = None
+        self.absorbed: list[str] = []
         try:
             self._open(manifest, items, resume, retry_failures, chunk_size, list(ranks or [{}]))
         except BaseException:
@@ -297,9 +301,8 @@ class RunWriter:
     def compact(self, drop_failed: bool = False) -> pa.Table:
         """Merge the compacted tables and the loose chunks into one file per table, in item order; with
         ``drop_failed`` the failed items are removed (so that they are scored again). Returns the ``scored``
-        table."""
-        index, tables = _tables(self.path)
-        chunks = _loose_chunks(self.path, index)
+        table. Safe while other ranks write: only the complete chunks it read are absorbed."""
+        index, chunks, tables = _tables(self.path)
         if not chunks and not drop_failed:
             return tables["scored"]
         if drop_failed:
@@ -320,6 +323,7 @@ class RunWriter:
             names[table] = name
         _write_json_atomic(self.path / INDEX, {"generation": generation, "tables": names, "absorbed": chunks,
                                                "rows": {t: tab.num_rows for t, tab in tables.items()}})
+        self.absorbed += chunks
         for table in TABLES:
             for name in chunks:
                 (self.path / table / name).unlink(missing_ok=True)
@@ -327,6 +331,12 @@ class RunWriter:
             if old and old != names[table]:
                 (self.path / table / old).unlink(missing_ok=True)
         return tables["scored"]
+
+    def compact_if_many(self) -> None:
+        """Compact when :data:`COMPACT_EVERY` loose chunks have gathered (a long run stays quick to read and to
+        resume)."""
+        if sum(1 for n in os.listdir(self.path / "scored") if CHUNK.match(n)) >= COMPACT_EVERY:
+            self.compact()
 
     def chunk_of(self, item_id: str) -> int:
         """The chunk an item belongs to (its position in the item order divided by the chunk size)."""
