@@ -180,3 +180,29 @@ def test_score_refuses_a_held_run_in_one_line_before_loading_a_model(sample, tmp
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert f"another writer is scoring this run (PID {holder.pid} on host {socket.gethostname()}" in err
+
+
+def test_compaction_while_a_rank_writes_absorbs_only_complete_chunks(tmp_path):
+    from bench.store import ChunkWriter
+
+    run = tmp_path / "run"
+    leader = RunWriter(run, _manifest(), ITEMS, chunk_size=2, ranks=[{}, {}])
+    member = ChunkWriter(run, leader.launch, 1)
+    leader.write_chunk(["a", "b"], _rows("a") + _rows("b"), [], [], chunk=0)
+    member.write_chunk(1, ["c", "d"], _rows("c") + _rows("d"), [], [])
+    member.write_chunk(2, ["e"], _rows("e"), [], [])
+    half = [run / t / f"part-000002-{leader.launch}-r1.parquet" for t in ("choice", "failures")]
+    for path in half:                           # rank 1 is between its renames of chunk 2
+        path.rename(path.with_name("." + path.name + ".tmp"))
+    leader.compact()
+    assert json.loads((run / "index.json").read_text())["absorbed"] == [
+        f"part-00000{c}-{leader.launch}-r{r}.parquet" for c, r in ((0, 0), (1, 1))]
+    assert sorted(read_run(run).frames["item_id"]) == ["a", "b", "c", "d"]
+    for path in half:
+        path.with_name("." + path.name + ".tmp").rename(path)
+    assert sorted(read_run(run).frames["item_id"]) == ["a", "b", "c", "d", "e"]
+    member.close()
+    leader.finish()
+    final = read_run(run)
+    assert list(final.frames["item_id"]) == list("abcde") and len(final.pair) == 10
+    assert final.manifest["launches"][0]["chunks"] == {"0": "0", "1": "1-2"}

@@ -16,6 +16,11 @@ def _frames(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    if args.ranks:
+        from bench.devkit.perf.ranks import measure as ranks
+
+        ranks(args.ranks, args.items, args.frames, args.batch_size)
+        return 0
     from bench.devkit.perf.score import measure
 
     measure(args.frames, args.batch_size)
@@ -51,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "example:\n  foilbench perf score --frames 8 --batch-size 16")
     score.add_argument("--frames", type=int, default=8, help="frames per clip (default 8)")
     score.add_argument("--batch-size", type=int, default=16, help="our batch size (default 16)")
+    score.add_argument("--ranks", type=int, help="instead: throughput of N torchrun ranks (one thread each) against "
+                                                 "one rank, e.g. --ranks 2")
+    score.add_argument("--items", type=int, default=1024, help="items scored with --ranks (default 1024: 32 chunks)")
     score.set_defaults(func=_score)
     store = add_command(
         sub, "store", "reading, compacting and metrics of a large generated run",

@@ -333,7 +333,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
     import torch
     from tqdm.auto import tqdm
 
-    benchmark, protocol, frame_policy, items, out = plan.benchmark, plan.protocol, plan.frame_policy, plan.items, plan.out
+    benchmark, protocol, frame_policy, items, out = (plan.benchmark, plan.protocol, plan.frame_policy, plan.items,
+                                                     plan.out)
     if not ranks.leader:
         _quiet()
     device = rank_device(resolve_device(config.device), ranks)
@@ -388,10 +389,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
         finally:
             shown.close()
         if writer:
-            stored = set(writer.compact().column("item_id").to_pylist())
-            complete = stored >= {it.item_id for it in items}
             writer.finish(seconds=round(time.perf_counter() - started, 3), final_batch_size=batch_size,
-                          **({} if complete else {"status": "incomplete"}))
+                          expected=[it.item_id for it in items])
     finally:
         chunk_writer.close()
         if writer:

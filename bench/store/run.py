@@ -354,11 +354,14 @@ class RunWriter:
             chunk = self.chunk_of(ids[0]) if ids else 0
         self.done.update(self.chunks.write_chunk(chunk, ids, pair, choice, failures, frames, notes))
 
-    def finish(self, **extra: Any) -> None:
+    def finish(self, expected: Iterable[str] | None = None, **extra: Any) -> None:
         """Compact the run, record which rank of which launch scored each chunk, mark the run complete (with any
-        extra manifest entries, e.g. timings, or another status) and release the lock."""
+        extra manifest entries, e.g. timings; "incomplete" when an ``expected`` item is not stored) and release the
+        lock."""
         scored = self.compact()
         self.done = set(scored.column("item_id").to_pylist())
+        if expected is not None and not self.done.issuperset(expected):
+            extra.setdefault("status", "incomplete")
         by_launch: dict[str, dict[int, list[int]]] = {}
         for launch, rank, chunk in zip(*(scored.column(c).to_pylist() for c in ("launch", "rank", "chunk"))):
             if launch is not None:

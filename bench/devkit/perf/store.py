@@ -66,46 +66,42 @@ def write_run(folder: Path, n: int, chunk_size: int) -> None:
             pq.write_table(part, folder / table / chunk_name(number, "00000000", 0))
 
 
-def _metrics(folder: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of ``foilbench metrics RUN`` (the whole command, in a fresh process)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "bench", "metrics", str(folder)], check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+def _timed(work):
+    """``work()``'s result with the wall and CPU seconds it took (CPU counts this process and its children)."""
+    def cpu():
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    wall, used = time.perf_counter(), cpu()
+    result = work()
+    return result, time.perf_counter() - wall, cpu() - used
 
 
 def measure(n: int = 100_000, chunk_size: int = 8) -> None:
-    """Print the times of reading, compacting, resuming and ``foilbench metrics`` on a generated run."""
+    """Print the times of reading a run left in chunks, compacting it, resuming it, reading it compacted and
+    ``foilbench metrics`` on it (wall and CPU seconds: CPU does not count other processes' load)."""
+    line = "{:44s} {:7.2f} s wall {:7.2f} s CPU"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "run"
-        start = time.perf_counter()
-        write_run(folder, n, chunk_size)
+        _, wall, _ = _timed(lambda: write_run(folder, n, chunk_size))
         files = sum(1 for t in TABLES for _ in (folder / t).iterdir())
-        print(f"{n} items in {files} chunk files ({chunk_size} items per chunk), written in "
-              f"{time.perf_counter() - start:.1f} s")
-        start = time.perf_counter()
-        loose = read_run(folder)
-        t_loose = time.perf_counter() - start
-        t_metrics_loose = _metrics(folder)
-        start = time.perf_counter()
-        writer = RunWriter(folder, Manifest.from_dict(loose.manifest), items(n), chunk_size=chunk_size)
-        t_open = time.perf_counter() - start
+        print(f"{n} items in {files} chunk files ({chunk_size} items per chunk), written in {wall:.1f} s")
+        stored = items(n)
+        loose, *loose_time = _timed(lambda: read_run(folder))
+        print(line.format("read_run of the loose chunks", *loose_time))
+        manifest = Manifest.from_dict(loose.manifest)
+        writer, *took = _timed(lambda: RunWriter(folder, manifest, stored, chunk_size=chunk_size))
         writer.finish()
-        start = time.perf_counter()
-        RunWriter(folder, Manifest.from_dict(loose.manifest), items(n), chunk_size=chunk_size).close()
-        t_resume = time.perf_counter() - start
-        start = time.perf_counter()
-        compacted = read_run(folder)
-        t_compact = time.perf_counter() - start
+        print(line.format("open the loose run (compacts it)", *took))
+        _, *took = _timed(lambda: RunWriter(folder, manifest, stored, chunk_size=chunk_size).close())
+        print(line.format("resume bookkeeping: open the compacted run", *took))
+        compacted, *compact_time = _timed(lambda: read_run(folder))
+        print(line.format("read_run of the compacted run", *compact_time)
+              + f"   ratio {loose_time[0] / compact_time[0]:6.1f}x")
         if len(compacted.pair) != len(loose.pair) or len(compacted.frames) != n:
             raise RuntimeError("compaction changed the rows")
-        t_metrics = _metrics(folder)
-        print(f"read_run            loose chunks {t_loose:6.2f} s   compacted {t_compact:6.2f} s   "
-              f"ratio {t_loose / t_compact:5.1f}x")
-        print(f"foilbench metrics   loose chunks {t_metrics_loose[0]:6.2f} s (CPU {t_metrics_loose[1]:5.2f} s)   "
-              f"compacted {t_metrics[0]:6.2f} s (CPU {t_metrics[1]:5.2f} s)   ratio "
-              f"{t_metrics_loose[0] / t_metrics[0]:5.1f}x")
-        print(f"resume bookkeeping  open + compact the loose run {t_open:6.2f} s   open the compacted run "
-              f"{t_resume:6.2f} s")
+        _, *took = _timed(compacted.items)
+        print(line.format("its items (items.parquet)", *took))
+        command = [sys.executable, "-m", "bench", "metrics", str(folder)]
+        _, *took = _timed(lambda: subprocess.run(command, check=True, capture_output=True))
+        print(line.format("foilbench metrics RUN (whole command)", *took))
