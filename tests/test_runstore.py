@@ -175,3 +175,23 @@ def test_score_command_passes_backend_options(sample, tiny, tmp_path):
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     run = read_run(tmp_path / "run")
     assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4
+
+
+def test_a_run_in_the_former_layout_reads_and_resumes(tmp_path):
+    from bench.store.schema import choice_frame, failure_frame, pair_frame
+
+    run = tmp_path / "run"
+    _writer(run).close()
+    tables = {"pair": pair_frame([{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}]),
+              "choice": choice_frame([]), "failures": failure_frame([{"item_id": "b", "stage": "frames",
+                                                                       "reason": "corrupt"}]),
+              "scored": pd.DataFrame({"item_id": ["a", "b"], "frames": ["{}", "{}"], "notes": ["[]", "[]"]})}
+    for table, df in tables.items():                  # what the store wrote before chunks were named by position
+        df.to_parquet(run / table / "part-00000.parquet", index=False)
+    stored = read_run(run)
+    assert list(stored.pair["score"]) == [0.5] and list(stored.failures["item_id"]) == ["b"]
+    resumed = _writer(run)
+    assert resumed.done == {"a", "b"}
+    resumed.write_chunk(["c"], [{"item_id": "c", "clip": 0, "text": 0, "score": 0.25}], [], [])
+    resumed.finish()
+    assert list(read_run(run).pair["item_id"]) == ["a", "c"] and not list(run.rglob("part-*"))
