@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--batch-size", type=int, default=16, help="our batch size (default 16)")
     score.add_argument("--ranks", type=int, help="instead: throughput of N torchrun ranks (one thread each) against "
                                                  "one rank, e.g. --ranks 2")
-    score.add_argument("--items", type=int, default=1024, help="items scored with --ranks (default 1024: 32 chunks)")
+    score.add_argument("--items", type=int, default=4096, help="items scored with --ranks (default 4096)")
     score.set_defaults(func=_score)
     store = add_command(
         sub, "store", "reading, compacting and metrics of a large generated run",
