@@ -40,6 +40,11 @@ def _score(args: argparse.Namespace) -> int:
     from bench.devkit.perf.score import measure, measure_realistic
     from bench.scoring.runner import resolve_device
 
+    if args.ranks:
+        from bench.devkit.perf.ranks import measure as ranks
+
+        ranks(args.ranks, args.items, args.frames, args.batch_size)
+        return 0
     if not args.realistic:
         measure(args.frames, args.batch_size)
         return 0
@@ -57,6 +62,13 @@ def _pipeline(args: argparse.Namespace) -> int:
 
     workers = None if args.workers == "auto" else int(args.workers)
     measure(_models(args.models, MODELS), args.copies, _size(args.video_size), args.frames, args.batch_size, workers)
+    return 0
+
+
+def _store(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.store import measure
+
+    measure(args.items, args.chunk_size)
     return 0
 
 
@@ -112,3 +124,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pipeline.add_argument("--batch-size", type=int, default=16, help="requests per forward pass (default 16)")
     pipeline.add_argument("--workers", default="auto", help="decode workers end to end (default auto: one per core)")
     pipeline.set_defaults(func=_pipeline)
+    score.add_argument("--ranks", type=int, help="instead: throughput of N torchrun ranks (one thread each) against "
+                                                 "one rank, e.g. --ranks 2")
+    score.add_argument("--items", type=int, default=4096, help="items scored with --ranks (default 4096)")
+    store = add_command(
+        sub, "store", "reading, compacting and metrics of a large generated run",
+        "Write a generated run of many items as loose chunks (no model), and print how long reading it, compacting "
+        "it, resuming it and `foilbench metrics` take before and after compaction.",
+        "example:\n  foilbench perf store --items 100000 --chunk-size 8")
+    store.add_argument("--items", type=int, default=100_000, help="items of the generated run (default 100000)")
+    store.add_argument("--chunk-size", type=int, default=8, help="items per chunk (default 8)")
+    store.set_defaults(func=_store)

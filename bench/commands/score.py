@@ -14,9 +14,12 @@ EXAMPLE = """examples:
   foilbench score vinoground Vinoground/ --model llava-hf/llava-onevision-qwen2-0.5b-ov-hf --protocol mc
   foilbench score vilma data/vilma --model gpt2 --name gpt2-blind          (a text-only baseline)
 
+  torchrun --nproc-per-node 8 -m bench score vitatecs data/VITATECS/data --video-root data/VITATECS/videos \
+      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see the README)
+
 The family (contrastive, xclip, videollm, textlm) is read from the model's config; each family serves its protocols
 (contrastive/xclip: similarity; videollm: entail (default) or mc; textlm: loglik).
-Re-running the same command resumes where it stopped.
+Re-running the same command resumes where it stopped, with any number of ranks.
 """
 
 
@@ -58,19 +61,22 @@ def config_of(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score and print where the run went; exit code 1, with every distinct failure reason and its count, when all
-    items (or more than --max-failure-rate of them) failed."""
+    """Score and print where the run went (rank 0 only, under torchrun); exit code 1, with every distinct failure
+    reason and its count, when all items (or more than --max-failure-rate of them) failed."""
     import sys
 
+    from bench.scoring.distributed import ranks_of
     from bench.scoring.runner import TooManyFailures, score
 
     try:
         out = score(config_of(args))
     except TooManyFailures as failed:
-        print(f"foilbench score: error: {failed}; failure reasons (items):", file=sys.stderr)
-        print("\n".join(failed.summary.reason_lines()), file=sys.stderr)
+        if ranks_of().leader:
+            print(f"foilbench score: error: {failed}; failure reasons (items):", file=sys.stderr)
+            print("\n".join(failed.summary.reason_lines()), file=sys.stderr)
         return 1
-    print(f"run stored in {out}")
+    if ranks_of().leader:
+        print(f"run stored in {out}")
     return 0
 
 
@@ -95,14 +101,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="requests per forward pass, halved on out-of-memory "
                                                              "(default 8)")
     p.add_argument("--device", default="auto", help="auto (CUDA, else MPS, else CPU), cpu, cuda, cuda:1... "
-                                                    "(default auto)")
+                                                    "(default auto; under torchrun cuda means cuda:LOCAL_RANK)")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "float16", "bfloat16"],
                    help="auto: bfloat16/float16 on GPU, float32 on CPU")
     p.add_argument("--out", help="run folder (default <data home>/runs/<benchmark>-<protocol>-<model>-<hash>)")
     p.add_argument("--limit", type=int, help="score only the first N items (with their ViLMA twins)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the seeded frame policies (consecutive, single:mode=random) and of torch (default 0)")
-    p.add_argument("--chunk-size", type=int, default=32, help="items stored per chunk (default 32)")
+    p.add_argument("--chunk-size", type=int, default=32,
+                   help="items stored per chunk (default 32; a resumed run keeps the size it started with)")
     p.add_argument("--workers", default="auto",
                    help="frame decoding (and preprocessing) threads: auto (one per core, the default) or a number")
     p.add_argument("--decoder", default="decord", choices=["decord", "pyav"], help="video decoder (default decord)")

@@ -8,6 +8,12 @@ across items, and the rows are stored atomically: killing the run loses at most 
 is also the backend's self-check (:meth:`~bench.scoring.backends.base.Backend.check`). Every run ends with a one-line
 summary (scored, failed by reason); a run whose items all fail, or more than ``max_failure_rate`` of them, raises
 :class:`TooManyFailures` once it is stored.
+
+The backend forgets its caches at every chunk, so a chunk's scores depend on its items alone: a resumed run, or one
+sharded over any number of ranks, forms the same batches as an uninterrupted one and, on the same device and thread
+count, the same scores bit for bit. Under ``torchrun`` (or ``accelerate launch``) every rank loads the model on its own
+device and scores its shard of the chunks (:mod:`bench.scoring.distributed`); rank 0 locks and prepares the run
+folder, shows the progress of all ranks, and compacts the run once every rank is done.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import dataclasses
 import hashlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -25,12 +32,14 @@ from bench.frames import (Fit, FrameCache, FrameError, FramePolicy, Frames, pars
                           sample_frames, sample_joined)
 from bench.items import Item
 from bench.paths import data_home
-from bench.registry import spec
+from bench.registry import BenchmarkSpec, spec
+from bench.scoring.distributed import Group, Ranks, rank_device, ranks_of, shard
 from bench.scoring.families import check_fits, check_protocol, infer_family, load_backend
 from bench.scoring.hub import locate
 from bench.scoring.protocols import Protocol, Scored, make_protocol
 from bench.scoring.requests import Ask, VideoRef
-from bench.store import RunWriter, read_run
+from bench.store import ChunkWriter, RunLock, RunWriter, read_run
+from bench.store.run import CHUNK, rank_info
 from bench.store.summary import RunSummary, summarize
 
 SEEDED_POLICIES = {"consecutive": "seed", "single": "seed"}
@@ -58,12 +67,13 @@ def resolve_device(device: str) -> str:
     return "cpu"
 
 
-def decode_workers(workers: int | None) -> int:
-    """Decoding threads: as given, or (None: ``--workers auto``) one per core this process may use."""
+def decode_workers(workers: int | None, ranks_here: int = 1) -> int:
+    """Decoding threads: as given, or (None: ``--workers auto``) one per core this process may use, the cores shared
+    by the ranks on this machine."""
     if workers:
         return workers
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, cores or 1)
+    return max(1, (cores or 1) // ranks_here)
 
 
 def _on_worker(fn):
@@ -80,16 +90,17 @@ def _on_worker(fn):
 
 @dataclasses.dataclass
 class _Chunk:
+    number: int
     items: list[Item]
     frames: dict[tuple[str, int], Frames]
     encoded: dict[tuple[str, int], object]
     failures: list[dict]
 
 
-def _chunks(chunks: Sequence[list[Item]], frame_policy: FramePolicy, backend: str, size, cache: FrameCache,
-            workers: int, encode=None) -> Iterator[_Chunk]:
-    """The chunks with their clips decoded ahead (and encoded by ``encode``, the backend's, on the same worker);
-    items with an unreadable clip become failures."""
+def _chunks(chunks: Sequence[tuple[int, list[Item]]], frame_policy: FramePolicy, backend: str, size,
+            cache: FrameCache, workers: int, encode=None) -> Iterator[_Chunk]:
+    """The chunks (number, items) with their clips decoded ahead (and encoded by ``encode``, the backend's, on the
+    same worker); items with an unreadable clip become failures."""
 
     @_on_worker
     def load(clip):
@@ -97,14 +108,14 @@ def _chunks(chunks: Sequence[list[Item]], frame_policy: FramePolicy, backend: st
         return frames, (encode(frames.array) if encode is not None else frames.array)
 
     def requests():
-        for chunk in chunks:
+        for _, chunk in chunks:
             for it in chunk:
                 for c, clip in enumerate(it.clips):
                     yield (it.item_id, c), (lambda clip=clip: load(clip))
 
     decoded = prefetch(requests(), workers=workers, queue_size=max(8, 2 * workers))
-    for items in chunks:
-        chunk = _Chunk(list(items), {}, {}, [])
+    for number, items in chunks:
+        chunk = _Chunk(number, list(items), {}, {}, [])
         for it in chunk.items:
             for _ in it.clips:
                 key, result = next(decoded)
@@ -281,17 +292,76 @@ def frame_size(size, backend) -> Fit | tuple[int, int] | None:
     return tuple(size)
 
 
-def score(config: ScoreConfig) -> Path:
-    """Score ``config.source`` with ``config.model``; returns the run folder.
+def fixed_chunks(items: Sequence[Item], chunk_size: int, done: set[str]) -> list[tuple[int, list[Item]]]:
+    """The chunks still to score: (number, items not yet stored) of the chunks at fixed positions of the item
+    order (chunk ``c`` holds positions ``c * chunk_size`` to ``(c + 1) * chunk_size - 1``)."""
+    chunks = ((c, [it for it in items[c * chunk_size:(c + 1) * chunk_size] if it.item_id not in done])
+              for c in range((len(items) + chunk_size - 1) // chunk_size))
+    return [(c, todo) for c, todo in chunks if todo]
 
-    Everything that can be checked is checked before the model loads (family, protocol, prompt, frame policy, batch
-    sizes, failure rate). Re-running with the same settings and output folder resumes: stored items are skipped.
-    Prints the device at the start and the run's summary at the end; raises :class:`TooManyFailures` (after storing)
-    when all items, or more than ``config.max_failure_rate`` of them, failed.
-    """
-    import torch
-    from tqdm.auto import tqdm
 
+class _Progress:
+    """The one progress bar, on rank 0: its own chunks, or, in a launch of many ranks, every chunk this launch has
+    stored (rank 0 counts the chunk files on a thread)."""
+
+    def __init__(self, bar, writer: RunWriter | None, launch: str, sizes: dict[int, int], many: bool):
+        self.bar, self.writer, self.launch, self.sizes = bar, writer, launch, sizes
+        self.initial = bar.n
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True) if many and writer else None
+        if self.thread:
+            self.thread.start()
+
+    def _stored(self) -> int:
+        names = {*os.listdir(self.writer.path / "scored"), *list(self.writer.absorbed)}
+        found = (CHUNK.match(n) for n in names)
+        return sum(self.sizes.get(int(m.group(1)), 0) for m in found if m and m.group(2) == self.launch)
+
+    def _poll(self) -> None:
+        while not self.stop.wait(1.0):
+            self.bar.n = self.initial + self._stored()
+            self.bar.refresh()
+
+    def chunk_done(self, n: int) -> None:
+        """Rank 0 stored a chunk of ``n`` items."""
+        if self.thread is None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        """Stop counting, after a last count."""
+        self.stop.set()
+        if self.thread:
+            self.thread.join()
+            self.bar.n = self.initial + self._stored()
+            self.bar.refresh()
+        self.bar.close()
+
+
+def _quiet() -> None:
+    """Ranks other than 0 print no library warnings (every rank would print the same)."""
+    import warnings
+
+    import transformers
+
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What every rank checks before loading a model."""
+
+    benchmark: BenchmarkSpec
+    model: object
+    family: str
+    protocol: Protocol
+    frame_policy: FramePolicy
+    blind: bool
+    items: list[Item]
+    out: Path
+
+
+def _plan(config: ScoreConfig) -> _Plan:
     if config.batch_size < 1 or config.chunk_size < 1:
         raise ValueError("batch size and chunk size must be at least 1")
     if config.limit is not None and config.limit < 1:
@@ -299,60 +369,137 @@ def score(config: ScoreConfig) -> Path:
     if not 0.0 <= config.max_failure_rate <= 1.0:
         raise ValueError(f"--max-failure-rate must be between 0 and 1, got {config.max_failure_rate}")
     benchmark = spec(config.source.benchmark)
+    frame_policy = seeded(parse_policy(config.frames), config.seed)
+    blind = frame_policy.name == "none"
+    if config.family:
+        _check_blind(make_protocol(check_protocol(config.family, config.protocol), benchmark, config.prompt), blind)
     model = locate(config.model) if isinstance(config.model, str) else config.model
     if config.family and isinstance(model, str):
         check_fits(model, config.family)
     family = config.family or infer_family(model)
     protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
-    frame_policy = seeded(parse_policy(config.frames), config.seed)
-    blind = frame_policy.name == "none"
-    if blind and protocol.uses_frames and not protocol.blind_ok:
-        raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
-                         "question-answering protocol (entail, mc)")
+    _check_blind(protocol, blind)
     if not protocol.uses_frames:
         frame_policy = policy("none")
     items = select_items(config.source.load().items, config.limit)
-    device = resolve_device(config.device)
-    chosen = "" if config.device == device else f" (--device {config.device})"
-    print(f"scoring {len(items)} items of {benchmark.title} with {config.model} ({family}, {protocol.name}) "
-          f"on {device}{chosen}", file=sys.stderr)
+    out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
+    return _Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+
+
+def _check_blind(protocol: Protocol, blind: bool) -> None:
+    if blind and protocol.uses_frames and not protocol.blind_ok:
+        raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
+                         "question-answering protocol (entail, mc)")
+
+
+def score(config: ScoreConfig) -> Path:
+    """Score ``config.source`` with ``config.model``; returns the run folder.
+
+    Everything that can be checked is checked before the model loads (model, family, protocol, prompt, frame policy,
+    batch sizes, failure rate, the run folder's lock). Re-running with the same settings and output folder resumes:
+    stored items are skipped. Under torchrun every rank scores its shard of the chunks into the same run folder.
+    Prints the device at the start and the run's summary at the end; raises :class:`TooManyFailures` (after storing)
+    when all items, or more than ``config.max_failure_rate`` of them, failed.
+    """
+    ranks = ranks_of()
+    with Group(ranks) as group:
+        prepared, _ = group.from_leader(lambda: _prepare(config, ranks), share=lambda _: True)
+        plan, lock = prepared or (_plan(config), None)
+        try:
+            return _score(config, plan, ranks, group, lock)
+        finally:
+            if lock is not None:
+                lock.release()
+
+
+def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
+    """Rank 0's checks and its lock on the run folder, before any rank loads a model (the other ranks check after
+    rank 0 succeeded, so that a mistake is reported once)."""
+    plan = _plan(config)
+    return plan, RunLock.acquire(plan.out, world_size=ranks.world_size)
+
+
+def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None) -> Path:
+    import torch
+    from tqdm.auto import tqdm
+
+    benchmark, protocol, frame_policy, items, out = (plan.benchmark, plan.protocol, plan.frame_policy, plan.items,
+                                                     plan.out)
+    if not ranks.leader:
+        _quiet()
+    device = rank_device(resolve_device(config.device), ranks)
+    if ranks.many and device.startswith("cuda"):
+        torch.cuda.set_device(device)
+    if ranks.leader:
+        on = f"{ranks.world_size} ranks ({device.split(':')[0]})" if ranks.many else device
+        chosen = "" if config.device in (device, device.split(":")[0]) else f" (--device {config.device})"
+        print(f"scoring {len(items)} items of {benchmark.title} with {config.model} ({plan.family}, {protocol.name}) "
+              f"on {on}{chosen}", file=sys.stderr)
     torch.manual_seed(config.seed)
-    options = benchmark.backend_defaults(family, config.options)
-    backend = load_backend(family, model, device=device, dtype=config.dtype, **options)
+    options = benchmark.backend_defaults(plan.family, config.options)
+    backend = load_backend(plan.family, plan.model, device=device, dtype=config.dtype, **options)
     backend.prepare(protocol.answers)
     size = frame_size(config.size, backend) if protocol.uses_frames else None
-    out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     details = backend.describe()
+    infos = group.gather(rank_info(device))
     manifest = Manifest.for_source(
-        config.source, model=str(config.model), family=family, protocol=protocol.name, measure=protocol.measure,
-        name=config.name or out.name, revision=details.get("revision"), dtype=config.dtype, device=device,
-        batch_size=config.batch_size, frame_policy=frame_policy.describe(), frame_backend=config.decoder,
+        config.source, model=str(config.model), family=plan.family, protocol=protocol.name,
+        measure=protocol.measure, name=config.name or out.name, revision=details.get("revision"), dtype=config.dtype,
+        device=device, batch_size=config.batch_size, frame_policy=frame_policy.describe(),
+        frame_backend=config.decoder,
         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None),
         prompt=protocol.describe(), seed=config.seed, limit=config.limit, options=options, details=details,
         versions=versions(), n_items=len(items))
-    writer = RunWriter(out, manifest, items, retry_failures=config.retry_failures)
-    chunks = [items[i:i + config.chunk_size] for i in range(0, len(items), config.chunk_size)]
-    chunks = [todo for chunk in chunks if (todo := [it for it in chunk if it.item_id not in writer.done])]
-    cache = FrameCache()
-    started = time.perf_counter()
-    batch_size = config.batch_size
-    bar = tqdm(total=len(items), initial=len(items) - sum(map(len, chunks)), unit="item", disable=not config.progress,
-               desc=f"{benchmark.name} {protocol.name} {Path(str(config.model)).name}")
-    workers = decode_workers(config.workers)
-    for n, chunk in enumerate(_chunks(chunks, frame_policy, config.decoder, size, cache, workers, backend.encode)):
-        videos = ChunkVideos(chunk.items, chunk.frames, frame_policy, config.decoder, size, chunk.encoded)
-        if n == 0 and chunk.items:
-            check_backend(backend, protocol, chunk.items, videos, blind, batch_size)
-            writer.manifest.details = backend.describe()
-        scored, failed, batch_size = score_items(backend, protocol, chunk.items, videos, blind, batch_size)
-        writer.write_chunk([it.item_id for it in chunk.items] + [f["item_id"] for f in chunk.failures],
-                           scored.pair, scored.choice, chunk.failures + failed, videos.used, videos.notes)
-        bar.update(len(chunk.items) + len(chunk.failures))
-    bar.close()
-    summary = summarize(read_run(out))
-    writer.finish(seconds=round(time.perf_counter() - started, 3), final_batch_size=batch_size, decode_workers=workers,
-                  scored=summary.scored, failed=summary.failed)
-    print(f"{out.name}: {summary.line()}", file=sys.stderr)
-    if summary.failed and (summary.failed == summary.items or summary.failure_rate > config.max_failure_rate):
-        raise TooManyFailures(out, summary, config.max_failure_rate)
+    writer, state = group.from_leader(
+        lambda: RunWriter(out, manifest, items, retry_failures=config.retry_failures, chunk_size=config.chunk_size,
+                          ranks=infos, lock=lock),
+        share=lambda w: {"launch": w.launch, "chunk_size": w.chunk_size, "done": w.done})
+    chunk_writer = writer.chunks if writer else ChunkWriter(out, state["launch"], ranks.rank)
+    workers = decode_workers(config.workers, ranks.local_world_size)
+    try:
+        for note in writer.notes if writer else []:
+            print(note, file=sys.stderr)
+        todo = fixed_chunks(items, state["chunk_size"], state["done"])
+        mine = set(shard(todo, ranks.world_size)[ranks.rank])
+        started = time.perf_counter()
+        batch_size = config.batch_size
+        bar = tqdm(total=len(items), initial=len(items) - sum(len(c) for _, c in todo), unit="item",
+                   disable=not (config.progress and ranks.leader),
+                   desc=f"{benchmark.name} {protocol.name} {Path(str(config.model)).name}")
+        shown = _Progress(bar, writer, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
+        checked = False
+        try:
+            for chunk in _chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size, FrameCache(),
+                                 workers, backend.encode):
+                videos = ChunkVideos(chunk.items, chunk.frames, frame_policy, config.decoder, size, chunk.encoded)
+                backend.reset()
+                if not checked and chunk.items:
+                    check_backend(backend, protocol, chunk.items, videos, plan.blind, batch_size)
+                    checked = True
+                    if writer:
+                        writer.manifest.details = backend.describe()
+                scored, failed, batch_size = score_items(backend, protocol, chunk.items, videos, plan.blind,
+                                                         batch_size)
+                chunk_writer.write_chunk(chunk.number, [it.item_id for it in chunk.items] +
+                                         [f["item_id"] for f in chunk.failures], scored.pair, scored.choice,
+                                         chunk.failures + failed, videos.used, videos.notes)
+                shown.chunk_done(len(chunk.items) + len(chunk.failures))
+                if writer:
+                    writer.compact_if_many()
+            group.barrier()
+        finally:
+            shown.close()
+        if writer:
+            summary = summarize(read_run(out))
+            writer.finish(seconds=round(time.perf_counter() - started, 3), final_batch_size=batch_size,
+                          expected=[it.item_id for it in items], decode_workers=workers, scored=summary.scored,
+                          failed=summary.failed)
+    finally:
+        chunk_writer.close()
+        if writer:
+            writer.close()
+    if writer:
+        print(f"{out.name}: {summary.line()}", file=sys.stderr)
+        if summary.failed and (summary.failed == summary.items or summary.failure_rate > config.max_failure_rate):
+            raise TooManyFailures(out, summary, config.max_failure_rate)
     return out
