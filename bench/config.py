@@ -45,7 +45,10 @@ class ScoreConfig:
 
     ``family`` (contrastive, xclip, videollm, textlm) is inferred from the model's config when None; ``protocol``
     (similarity, entail, mc, loglik) defaults to the family's first protocol. ``seed`` seeds the seeded frame
-    policies and torch. ``device`` "auto" picks CUDA, else MPS, else CPU.
+    policies and torch. ``device`` "auto" picks CUDA, else MPS, else CPU. ``size``: "auto" decodes frames straight
+    to the size the model's processor resizes to, "full" at the video's own size, or a (width, height). ``workers``
+    None: one decoding thread per core. ``max_failure_rate``: the share of failed items above which the run fails
+    (a run whose items all fail always does).
     """
 
     source: DataSource
@@ -63,7 +66,7 @@ class ScoreConfig:
     chunk_size: int = 32
     workers: int | None = None
     decoder: str = "decord"
-    size: tuple[int, int] | None = None
+    size: tuple[int, int] | str | None = "auto"
     name: str | None = None
     retry_failures: bool = False
     progress: bool = True
@@ -73,7 +76,7 @@ class ScoreConfig:
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.
 IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", "protocol", "model", "revision",
-            "measure", "dtype", "frame_policy", "prompt", "seed", "options", "limit")
+            "measure", "dtype", "frame_policy", "frame_size", "prompt", "seed", "options", "limit")
 
 
 @dataclass
@@ -95,7 +98,7 @@ class Manifest:
     batch_size: int | None = None
     frame_policy: dict[str, Any] | None = None
     frame_backend: str | None = None
-    frame_size: list[int] | None = None
+    frame_size: list[int] | dict[str, Any] | None = None
     prompt: dict[str, Any] = field(default_factory=lambda: {"name": None, "template": None})
     seed: int | None = None
     limit: int | None = None

@@ -17,5 +17,13 @@ def realdata_dir() -> Path:
 
 
 def data_home() -> Path:
-    """The workbench's data folder (sample suite, runs, reports): ``$FOILBENCH_HOME`` or ``./foilbench-data``."""
-    return Path(os.environ.get(HOME_ENV, "foilbench-data")).resolve()
+    """The workbench's data folder (sample suite, runs, reports, video proxies), the same from any working directory
+    (a notebook's kernel runs in ``notebooks/``): ``$FOILBENCH_HOME`` (a relative one from the working directory),
+    else ``foilbench-data`` in the project checkout (beside ``bench/``), else ``~/foilbench-data`` for an install that
+    is not a checkout."""
+    env = os.environ.get(HOME_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / "foilbench-data"
+    return Path.home() / "foilbench-data"

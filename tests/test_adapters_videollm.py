@@ -182,7 +182,9 @@ def test_requests_are_processed_one_by_one_when_the_placeholder_expansion_cannot
 
     monkeypatch.setattr(adapter, "_expand", differs)
     alone = [r["score"] for r in answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4).pair]
-    assert len(processed) == 4
+    probe = adapter.render(videollm.PROBE, True)
+    assert processed.count(probe) == 2, "each video through the processor once with the probe question"
+    assert len([p for p in processed if p != probe]) == 4, "then each of the 4 requests on its own"
     assert alone == pytest.approx(shared, abs=1e-5)
 
 
@@ -210,12 +212,64 @@ def test_answers_must_be_single_distinct_tokens(tiny):
         adapter.answer_ids(["Yes", "Yes"])
 
 
-def test_reuse_mode_is_checked_and_auto_falls_back_for_untested_families(tiny, monkeypatch):
+def test_reuse_and_preprocess_modes_are_checked(tiny):
     with pytest.raises(ValueError, match="reuse must be one of"):
         backend(tiny("qwen2vl"), reuse="sometimes")
-    assert backend(tiny("qwen2vl")).reuse == "kv"
-    monkeypatch.setattr(videollm, "KV_FAMILIES", frozenset())
-    assert backend(tiny("qwen2vl")).reuse == "none"
+    with pytest.raises(ValueError, match="preprocess must be one of"):
+        backend(tiny("qwen2vl"), preprocess="gpu")
+    adapter = backend(tiny("qwen2vl"))
+    assert (adapter.reuse, adapter.describe()["reuse_check"]["status"], adapter.preprocess) == ("kv", "pending", "cpu")
+
+
+def test_kv_reuse_checks_itself_on_the_first_batch_and_keeps_it_when_it_agrees(sample, tiny, capsys):
+    adapter = backend(tiny("qwen2vl"))
+    items = items_of(sample, "velociti", 4)
+    calls = spy_forward(adapter)
+    checked = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
+    check = adapter.describe()["reuse_check"]
+    assert check["status"] == "passed" and adapter.reuse == "kv" and check["cached_rows"] >= 2
+    assert check["max_abs_diff"] <= check["atol"] and check["requests"] == 4
+    assert "KV-prefix reuse checked on 4 requests" in capsys.readouterr().err
+    assert any(c["cached"] for c in calls)
+    whole = answer_items(backend(tiny("qwen2vl"), reuse="none"), ENTAIL, items, UNIFORM, batch_size=4)
+    assert [r["score"] for r in checked.pair] == pytest.approx([r["score"] for r in whole.pair], abs=1e-5)
+
+
+@pytest.mark.parametrize("fault", ["differs", "raises"])
+def test_kv_reuse_that_differs_or_fails_falls_back_to_whole_requests(sample, tiny, monkeypatch, capsys, fault):
+    adapter = backend(tiny("qwen2vl"))
+    cached = adapter._cached
+
+    def broken(*args):
+        if fault == "raises":
+            raise IndexError("index 312 is out of bounds for dimension 0 with size 1")
+        return cached(*args) + 1.0
+
+    monkeypatch.setattr(adapter, "_cached", broken)
+    monkeypatch.setattr(videollm, "TESTED_KV", frozenset())
+    items = items_of(sample, "velociti", 3)
+    scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
+    check = adapter.describe()["reuse_check"]
+    assert adapter.reuse == "none" and adapter.describe()["reuse"] == "none" and check["status"] == "failed"
+    assert ("IndexError" if fault == "raises" else "beyond") in check["reason"]
+    err = capsys.readouterr().err
+    assert "disagrees with whole requests (model type 'qwen2_vl' is not among the tested)" in err
+    whole = answer_items(backend(tiny("qwen2vl"), reuse="none"), ENTAIL, items, UNIFORM, batch_size=4)
+    assert [r["score"] for r in scored.pair] == pytest.approx([r["score"] for r in whole.pair], abs=1e-6)
+
+
+def test_the_tiny_qwen2vl_config_is_consistent(tiny):
+    """Every token id the processor can emit is inside the vocabulary, M-RoPE sections cover half the head, and
+    the vision rope covers the vision head (a wrong one of these is a device-side assert on CUDA)."""
+    adapter = backend(tiny("qwen2vl"))
+    config = adapter.model.config
+    text, vision = config.text_config, config.vision_config
+    assert len(adapter.tokenizer) <= text.vocab_size
+    for name in ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"):
+        assert getattr(config, name) < text.vocab_size
+    head = text.hidden_size // text.num_attention_heads
+    assert sum(text.rope_parameters["mrope_section"]) == head // 2
+    assert (vision.embed_dim // vision.num_heads) % 4 == 0
 
 
 def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp_path):
@@ -232,4 +286,18 @@ def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp
     assert run.manifest["family"] == "videollm" and run.manifest["protocol"] == "mc"
     assert run.manifest["prompt"]["name"] == "vinoground-text"
     assert run.manifest["details"]["reuse"] == "kv"
+    assert run.manifest["details"]["reuse_check"]["status"] == "passed"
     assert set(run.manifest["details"]["answer_tokens"]) == {"A", "B"}
+
+
+@pytest.mark.parametrize("family", ["qwen2vl", "llava_onevision"])
+def test_positions_continued_from_a_videos_first_request_equal_the_models_own(sample, tiny, family):
+    adapter = backend(tiny(family))
+    it = items_of(sample, "velociti", 1)[0]
+    video = adapter.encode(clip_frames(it, 0))
+    captions = ["Yes", "a red square moves from left to right and then jumps three times", "?"]
+    prompts_ = [videollm._Prompt(adapter.render(ENTAIL.template.format(caption=c), True), "v") for c in captions]
+    rows = adapter._rows(prompts_, {"v": video})
+    assert len({len(r.ids) for r in rows}) == 3
+    for row in rows:
+        assert torch.equal(row.positions, adapter._positions(row))

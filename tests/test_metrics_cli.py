@@ -85,6 +85,7 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "== vitatecs: toy-run" in out
     assert "no score at all" in out and "scoring failure" in out
+    assert "run [toy-run]: 3 items: 2 scored, 1 failed (1 x unreadable video)" in out
     assert "33.3" in out  # 1 of 3 items right; the unscored item counts as a failure
 
     args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--json", "--bootstrap", "100"])
@@ -93,6 +94,7 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
     overall = [r for r in payload["rows"] if r["metric"] == "accuracy" and r["by"] == "all"][0]
     assert overall["value"] == pytest.approx(1 / 3) and overall["n_missing"] == 1 and overall["run"] == "toy-run"
     assert payload["runs"][0]["benchmark"] == "vitatecs"
+    assert (payload["runs"][0]["failed"], payload["runs"][0]["failure_reasons"]) == (1, {"unreadable video": 1})
 
 
 @pytest.mark.parametrize("reader, copies, extra", [("head -n 1", 16, ["--json"]), ("head -n 2", 16, []),

@@ -1,104 +1,249 @@
-"""The paper notebooks executed with papermill on the sample suite's runs, and the report they build."""
+"""The paper notebooks executed with papermill on a few of the sample suite's runs, the report they build, how it shows
+in a browser, and the report command's mistakes as one line."""
 
 from __future__ import annotations
 
+import html
 import json
+import os
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from bench.devkit.demo import score_sample
+from bench.config import DataSource, ScoreConfig
+from bench.devkit.demo import DEMO_MODELS
 from bench.metrics import Settings, run_table
-from bench.report.build import NOTEBOOK_DIR, NotebookFailed, build_report, notebooks
+from bench.report.build import NOTEBOOK_DIR, build_report, notebooks
 from bench.store import read_run
 from conftest import CHROMIUM_FLAGS
 
+N_BOOT = 50
+# The runs the report tests need (protocol, tiny model, benchmark): the cheap text-only model on four benchmarks, and
+# Qwen2-VL's entailment and multiple choice where the figures need them (VELOCITI's scatter and choice bias).
+RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground")] + [
+    ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground")]
+ANNOTATION_ONLY = "videocon"  # reported from its annotation files alone, in the same build
+
 
 @pytest.fixture(scope="module")
-def report(sample, tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    runs = score_sample(home, sample, progress=False)
-    index = build_report(runs, home / "report", n_boot=50, progress=False)
-    return runs, index.parent
+def scored(sample, tiny, tmp_path_factory):
+    from bench.scoring.runner import score
+
+    home = tmp_path_factory.mktemp("runs")
+    runs = []
+    for protocol, model, benchmark in RUNS:
+        s = sample[benchmark]
+        runs.append(score(ScoreConfig(DataSource.of(benchmark, s.data_path, s.video_root, s.loader_options),
+                                      tiny(model), family=DEMO_MODELS[model][0], protocol=protocol,
+                                      out=home / f"{benchmark}-{protocol}-{model}", name=f"{protocol} tiny-{model}",
+                                      progress=False)))
+    return runs
 
 
-def test_every_notebook_ran_and_is_linked(report):
+@pytest.fixture(scope="module")
+def report(scored, sample, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    index = build_report(scored, out, data={ANNOTATION_ONLY: str(sample[ANNOTATION_ONLY].data_path)}, n_boot=N_BOOT,
+                         progress=False, jobs=2)
+    return scored, index.parent
+
+
+def contents(out: Path, name: str) -> list[dict]:
+    return json.loads((out / name / "contents.json").read_text())["entries"]
+
+
+def test_every_notebook_ran_and_every_table_and_figure_is_in_the_index(report):
     _, out = report
     index = (out / "index.html").read_text()
+    figures = 0
     for name in notebooks():
-        assert (out / "notebooks" / f"{name}.html").is_file()
         assert f"notebooks/{name}.html" in index
-    assert index.count("<img ") == len(list(out.glob("*/*.png")))
+        entries = contents(out, name)
+        assert entries and all(e["title"] and e["caption"] for e in entries)
+        for entry in entries:
+            for file in entry["files"]:
+                assert (out / name / file).is_file()
+            if entry["name"] != "headline":
+                assert f"{name}/{entry['files'][0]}" in index and html.escape(entry["title"]) in index
+        figures += sum(e["kind"] == "figure" for e in entries)
+    assert index.count("<img ") == figures > 0
+    assert "<h1>Foilbench report</h1>" in index and index.index("id='headline'") < index.index("id='runs'") < \
+        index.index("id='vilma'")
+
+
+def test_headline_holds_each_runs_main_score_and_failures(report):
+    runs, out = report
+    headline = pd.read_csv(out / "headline.csv")
+    assert len(headline) == len(runs)
+    for path in runs:
+        run = read_run(path)
+        row = headline[headline["path"] == str(path)].iloc[0]
+        table = run_table(run, Settings(n_boot=N_BOOT))
+        expected = table[(table.metric == row["metric"]) & (table.by == row["by"]) & (table.subset == row["subset"])]
+        assert row["value"] == pytest.approx(expected["value"].iloc[0])
+        assert row["failures"] == run.failures["item_id"].nunique()
+    main = {"vilma": "Avg. P+T", "vinoground": "group"}
+    for benchmark, metric in main.items():
+        mine = headline[(headline.benchmark_name == benchmark) & (headline.protocol == "loglik")]
+        assert (mine.metric == metric).all()
+    listed = pd.read_csv(out / "runs.csv")
+    assert sorted(listed["path"]) == sorted(map(str, runs))
+    assert {"model", "family", "protocol", "frames", "prompt", "commit", "date"} <= set(listed.columns)
 
 
 def test_tables_hold_the_values_bench_computes(report):
     runs, out = report
-    vilma_run = next(r for r in runs if "vilma-similarity" in str(r))
-    expected = run_table(read_run(vilma_run), Settings(n_boot=50))
-    table = pd.read_csv(out / "vilma" / "main_table.csv").set_index("run")
-    row = expected[(expected.metric == "P+T") & (expected.by == "test")].iloc[0]
-    cell = table.loc[row["run"], f"P+T {row['subset']}"]
-    assert cell.startswith(f"{100 * row['value']:.1f}")
-    assert float(table.loc["chance", f"P+T {row['subset']}"]) == pytest.approx(100 * row["chance"], abs=0.05)
-    velociti = pd.read_csv(out / "velociti" / "multiple_choice.csv")
-    assert {"MC A agent_bind", "MC B agent_bind", "MC bias (B-A) agent_bind"} <= set(velociti.columns)
+    vilma = read_run(next(r for r in runs if r.name.startswith("vilma")))
+    expected = run_table(vilma, Settings(n_boot=N_BOOT))
+    table = pd.read_csv(out / "vilma" / "main_table.csv")
+    for metric in ("P", "T", "P+T"):
+        mine = expected[(expected.metric == metric) & (expected.by == "test")].set_index("subset")["value"]
+        theirs = table[(table.metric == metric) & (table.by == "test")].set_index("subset")["value"]
+        pd.testing.assert_series_equal(theirs.sort_index(), mine.sort_index(), check_names=False)
+    ours = pd.read_csv(out / "vilma" / "main_table_published.csv")
+    assert {"published", "ours"} <= set(ours["source"])
+    items = [it for it in read_run(next(r for r in runs if r.name.startswith("vitatecs"))).items() if it.role == "main"]
     stats = pd.read_csv(out / "vitatecs" / "statistics.csv")
-    assert stats["n"].sum() == 7 and set(stats.columns) == {"subset", "source", "n"}
-    quadrants = pd.read_csv(out / "velociti" / "scatter_quadrants.csv")
-    assert quadrants[quadrants.quadrant == "all"]["n"].tolist() == [6]
-    published = pd.read_csv(out / "vilma" / "main_table_published.csv")
-    assert {"published", "ours"} <= set(published["source"])
+    assert stats["items"].sum() == len(items) and set(stats["aspect"]) == {it.subset for it in items}
+    from bench.metrics import velociti
+
+    entail = read_run(next(r for r in runs if r.name == "velociti-entail-qwen2vl"))
+    points = velociti.entailment_points(entail.items(), entail.pair)
+    quadrants = pd.read_csv(out / "velociti" / "scatter_quadrants.csv").set_index("quadrant")
+    assert quadrants.loc["all", entail.label] == len(points)
+    mc = pd.read_csv(out / "velociti" / "multiple_choice_per_test.csv")
+    assert {"MC A", "MC B", "MC A∧B", "MC bias (B-A)"} <= set(mc["metric"])
 
 
-def test_figures_are_valid_images(report):
+def test_vinoground_categories_chart_shows_its_csv(report):
     _, out = report
-    pngs, svgs = list(out.glob("*/*.png")), list(out.glob("*/*.svg"))
-    assert len(pngs) >= 10 and len(svgs) == len(pngs)
-    for png in pngs:
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
-    for svg in svgs:
-        assert "<svg" in svg.read_text()[:500]
-    for name in ("vilma/length_distribution", "velociti/entailment_scatter", "velociti/choice_bias",
-                 "vinoground/categories", "vitatecs/changed_words", "videocon/misalignments"):
-        assert (out / f"{name}.png").is_file(), name
+    table = pd.read_csv(out / "vinoground" / "categories.csv")
+    svg = (out / "vinoground" / "categories.svg").read_text()
+    bars = {m[0]: int(m[1]) for m in re.findall(r'aria-label="Category: ([^;"]+); Pairs: (\d+);', svg)}
+    assert bars == dict(zip(table["category"], table["pairs"]))
+
+
+def test_the_annotation_only_notebook_shows_its_statistics(report):
+    _, out = report
+    entries = {e["name"] for e in contents(out, ANNOTATION_ONLY)}
+    assert {"statistics", "misalignments"} <= entries and "headline" not in entries
+
+
+def test_notebooks_display_every_table_and_figure_uncut(report):
+    _, out = report
+    for name in notebooks():
+        book = json.loads((out / "notebooks" / f"{name}.ipynb").read_text())
+        shown = [o for c in book["cells"] for o in c.get("outputs", [])]
+        assert not [o for o in shown if o["output_type"] == "error"]
+        html = ["".join(o.get("data", {}).get("text/html", "")) for o in shown]
+        entries = contents(out, name)
+        assert sum("class='fb-table" in h for h in html) == sum(e["kind"] == "table" for e in entries)
+        assert sum("class='fb-figure'" in h for h in html) == sum(e["kind"] == "figure" for e in entries)
+        text = "".join(html) + "".join("".join(o.get("text", "")) for o in shown)
+        assert not re.search(r"\d+ rows × \d+ columns", text)
+        assert "application/vnd.jupyter.widget-view+json" not in json.dumps(book)
+
+
+def _page(browser, path: Path, shots: Path | None) -> dict:
+    """Open a page as a user would and report what it showed: outside requests, failures, console errors, images."""
+    page = browser.new_page(viewport={"width": 1300, "height": 1000})
+    seen = {"outside": [], "failed": [], "errors": []}
+    page.on("request", lambda r: seen["outside"].append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+    page.on("requestfailed", lambda r: seen["failed"].append(r.url))
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    seen["images"] = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth > 0)")
+    seen["tables"] = page.eval_on_selector_all("figure.fb-table", "f => f.length")
+    seen["headline"] = page.eval_on_selector_all(
+        "figure.headline table thead th", "ths => ths.map(t => t.textContent.trim())")
+    seen["headline_rows"] = page.eval_on_selector_all("figure.headline table tbody tr", "rows => rows.length")
+    if shots is not None:
+        page.screenshot(path=str(shots / f"{path.stem}.png"), full_page=True)
+    page.close()
+    return seen
+
+
+@pytest.mark.browser
+def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    runs, out = report
+    shots = Path(os.environ["FOILBENCH_ARTIFACTS"]) / "report" if os.environ.get("FOILBENCH_ARTIFACTS") else None
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+    pages = [out / "index.html"] + [out / "notebooks" / f"{n}.html" for n in notebooks()]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            seen = {page.name: _page(browser, page, shots) for page in pages}
+        finally:
+            browser.close()
+    for name, page in seen.items():
+        assert page["outside"] == [] and page["failed"] == [] and page["errors"] == [], name
+        assert page["images"] and all(page["images"]), name
+        assert page["tables"] > 0, name
+    benchmarks = {read_run(r).manifest["benchmark"] for r in runs}
+    index = seen["index.html"]
+    from bench.registry import spec
+
+    assert set(index["headline"]) - {""} == {spec(b).title for b in benchmarks}
+    assert index["headline_rows"] == len({(p.split("-")[1], p.split("-")[2]) for p in (r.name for r in runs)})
+    figures = sum(e["kind"] == "figure" for n in notebooks() for e in contents(out, n))
+    assert len(index["images"]) == figures
+
+
+def _cli(capfd, *args: str) -> str:
+    """Run ``foilbench report ARGS`` and return its one line of error (asserting it is one line, no traceback)."""
+    from bench.cli import main
+
+    code = main(["report", *args])
+    err = capfd.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("foilbench report: error: ")
+    return lines[0]
+
+
+def test_notebooks_against_the_runs_benchmarks_is_one_line(scored, tmp_path, capfd):
+    velociti = [str(r) for r in scored if r.name.startswith("velociti")]
+    line = _cli(capfd, *velociti, "--notebooks", "vilma", "--out", str(tmp_path / "out"))
+    assert "--notebooks vilma" in line and "no run of vilma" in line and "velociti" in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--notebooks", "vbench", "--data", "vilma=."], ["--notebooks", "vbench", "vinoground"]),
+    (["--data", "vilma"], ["--data", "BENCHMARK=PATH"]),
+    (["--data", "nope=."], ["--data nope=.", "no paper notebook"]),
+    (["--data", "vilma=/absent/file"], ["/absent/file", "no such file"]),
+    (["--data", "vilma=.", "--format", "gif"], ["png, svg", "gif"]),
+    (["--data", "vilma=.", "--bootstrap", "0"], ["--bootstrap"]),
+    (["--data", "vilma=.", "--jobs", "0"], ["--jobs"]),
+    (["/absent/run"], ["/absent/run"]),
+    ([], ["no notebook to run"]),
+])
+def test_report_mistakes_are_one_line(args, words, tmp_path, capfd):
+    line = _cli(capfd, *args, "--out", str(tmp_path / "out"))
+    for word in words:
+        assert word in line
+
+
+def test_a_failing_notebook_names_the_notebook_cell_and_error(tmp_path, capfd):
+    broken = tmp_path / "broken.csv"
+    broken.write_text("not,a,velociti,file\n1,2,3,4\n")
+    line = _cli(capfd, "--data", f"velociti={broken}", "--out", str(tmp_path / "out"))
+    assert re.search(r"notebook velociti\.ipynb failed in cell \d+ \(line \d+: rep = open_report\(.*\): "
+                     r"LoaderError: .*broken\.csv.*missing column", line), line
+    assert str(tmp_path / "out" / "notebooks" / "velociti.ipynb") in line
 
 
 def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
     for name in notebooks().values():
         book = json.loads((NOTEBOOK_DIR / name).read_text())
-        assert all(not c.get("outputs") and not c.get("execution_count") for c in book["cells"] if c["cell_type"] == "code")
+        assert all(not c.get("outputs") and not c.get("execution_count") for c in book["cells"]
+                   if c["cell_type"] == "code")
         assert any("parameters" in c["metadata"].get("tags", []) for c in book["cells"])
-
-
-def test_bad_parameters_give_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="unknown notebook"):
-        build_report([], tmp_path, ["vbench"], data={"vilma": "x"}, progress=False)
-    with pytest.raises(ValueError, match="no notebook to run"):
-        build_report([], tmp_path, progress=False)
-    with pytest.raises(NotebookFailed, match=r"notebook vitatecs\.ipynb, cell \d+: FileNotFoundError"):
-        build_report([], tmp_path, ["vitatecs"], data={"vitatecs": str(tmp_path / "absent")}, progress=False)
-
-
-def test_index_shows_the_charts_in_headless_chromium(report, tmp_path, chromium):
-    from playwright.sync_api import sync_playwright
-
-    _, out = report
-    shot = Path(tmp_path) / "index.png"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 1600})
-            page.goto((out / "index.html").as_uri())
-            page.wait_for_load_state("load")
-            loaded = page.eval_on_selector_all("img", "imgs => imgs.filter(i => i.complete && i.naturalWidth > 0).length")
-            total = page.eval_on_selector_all("img", "imgs => imgs.length")
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
-    assert total >= 10 and loaded == total
-    import numpy as np
-    from PIL import Image
-
-    pixels = np.asarray(Image.open(shot).convert("L"))
-    assert len(np.unique(pixels)) > 20 and pixels.std() > 10  # not a blank page

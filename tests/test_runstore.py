@@ -23,46 +23,83 @@ def _manifest(**values):
                        "seed": 0, **values})
 
 
-def test_chunks_round_trip_and_resume(tmp_path):
-    writer = RunWriter(tmp_path / "run", _manifest(), ITEMS)
+def _writer(path, **options):
+    return RunWriter(path, _manifest(), ITEMS, chunk_size=2, **options)
+
+
+def _files(run):
+    return sorted(str(p.relative_to(run)) for p in run.rglob("*.parquet") if p.name != "items.parquet")
+
+
+def test_chunks_round_trip_compact_and_resume(tmp_path):
+    run = tmp_path / "run"
+    writer = _writer(run)
     writer.write_chunk(["a", "b"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}],
                        [{"item_id": "b", "axis": "text", "query": 0, "options": [1, 0], "logits": [1.0, 2.0],
                          "choice": 0}], [], {"a": {"0": [1, 2]}}, {"a": ["window has 2 frames"]})
     writer.write_chunk(["c"], [], [], [{"item_id": "c", "stage": "frames", "reason": "corrupt"}])
-    run = read_run(tmp_path / "run")
-    assert run.manifest["status"] == "running" and list(run.pair["item_id"]) == ["a"]
-    assert run.choice.loc[0, "options"] == [1, 0] and run.choice.loc[0, "logits"] == [1.0, 2.0]
-    assert run.failures.loc[0, "reason"] == "corrupt"
-    assert json.loads(run.frames.set_index("item_id").loc["a", "frames"]) == {"0": [1, 2]}
-    assert json.loads(run.frames.set_index("item_id").loc["a", "notes"]) == ["window has 2 frames"]
-    assert run.items() == ITEMS
-    again = RunWriter(tmp_path / "run", _manifest(), ITEMS)
-    assert again.done == {"a", "b", "c"} and again.next_part == 2
-    retry = RunWriter(tmp_path / "run", _manifest(), ITEMS, retry_failures=True)
-    assert retry.done == {"a", "b"} and read_run(tmp_path / "run").failures.empty
-    again.finish()
-    assert read_run(tmp_path / "run").manifest["status"] == "complete"
+    launch = writer.launch
+    assert _files(run) == [f"{t}/part-00000{c}-{launch}-r0.parquet" for t in ("choice", "failures", "pair", "scored")
+                           for c in (0, 1)]
+    writer.close()
+    stored = read_run(run)
+    assert stored.manifest["status"] == "running" and list(stored.pair["item_id"]) == ["a"]
+    assert stored.choice.loc[0, "options"] == [1, 0] and stored.choice.loc[0, "logits"] == [1.0, 2.0]
+    assert stored.failures.loc[0, "reason"] == "corrupt"
+    frames = stored.frames.set_index("item_id")
+    assert json.loads(frames.loc["a", "frames"]) == {"0": [1, 2]}
+    assert json.loads(frames.loc["a", "notes"]) == ["window has 2 frames"]
+    assert list(frames["chunk"]) == [0, 0, 1] and set(frames["launch"]) == {launch} and set(frames["rank"]) == {0}
+    assert stored.items() == ITEMS
+
+    again = _writer(run)                                # opening a run with loose chunks compacts it
+    assert again.done == {"a", "b", "c"}
+    assert _files(run) == [f"{t}/compact-{json.loads((run / 'index.json').read_text())['generation']}.parquet"
+                           for t in ("choice", "failures", "pair", "scored")]
+    compacted = read_run(run)
+    for table in ("pair", "choice", "failures", "frames"):
+        pd.testing.assert_frame_equal(getattr(compacted, table), getattr(stored, table), check_exact=True)
+    again.close()
+
+    retry = _writer(run, retry_failures=True)
+    assert retry.done == {"a", "b"} and read_run(run).failures.empty
+    retry.write_chunk(["c"], [{"item_id": "c", "clip": 0, "text": 0, "score": 0.25}], [], [])
+    retry.finish()
+    final = read_run(run)
+    m = final.manifest
+    assert m["status"] == "complete" and m["chunk_size"] == 2 and m["world_size"] == 1
+    assert [launch["chunks"] for launch in m["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
+    assert list(final.pair["item_id"]) == ["a", "c"] and list(final.frames["item_id"]) == ["a", "b", "c"]
+    assert len(_files(run)) == 4
 
 
-def test_half_written_chunks_are_dropped_on_resume(tmp_path):
-    writer = RunWriter(tmp_path / "run", _manifest(), ITEMS)
+def test_half_written_chunks_are_ignored_and_dropped_on_resume(tmp_path):
+    run = tmp_path / "run"
+    writer = _writer(run)
     writer.write_chunk(["a"], [{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}], [], [])
-    pd.DataFrame({"item_id": ["b"]}).to_parquet(tmp_path / "run" / "scored" / "part-00001.parquet")
-    (tmp_path / "run" / "pair" / ".part-00001.parquet.tmp").write_bytes(b"partial")
-    assert len(read_run(tmp_path / "run").pair) == 1
-    resumed = RunWriter(tmp_path / "run", _manifest(), ITEMS)
+    writer.close()
+    pd.DataFrame({"item_id": ["c"]}).to_parquet(run / "scored" / "part-000001-ffff0000-r1.parquet")
+    (run / "pair" / ".part-000001-ffff0000-r1.parquet.1234.tmp").write_bytes(b"partial")
+    assert len(read_run(run).pair) == 1 and list(read_run(run).frames["item_id"]) == ["a"]
+    resumed = _writer(run)
     assert resumed.done == {"a"}
-    assert not list((tmp_path / "run").rglob("*.tmp")) and not (tmp_path / "run/scored/part-00001.parquet").exists()
+    assert not list(run.rglob("*.tmp")) and not list(run.rglob("part-*"))
+    resumed.close()
 
 
-def test_a_run_with_other_settings_is_not_resumed(tmp_path):
-    RunWriter(tmp_path / "run", _manifest(), ITEMS)
+def test_a_run_with_other_settings_or_items_is_not_resumed(tmp_path):
+    _writer(tmp_path / "run").close()
     with pytest.raises(ValueError, match=r"differs in \['model'\]"):
         RunWriter(tmp_path / "run", _manifest(model="other"), ITEMS)
     with pytest.raises(FileExistsError, match="already stored"):
         RunWriter(tmp_path / "run", _manifest(), ITEMS, resume=False)
+    with pytest.raises(ValueError, match="items differ"):
+        RunWriter(tmp_path / "run", _manifest(), ITEMS[::-1])
     with pytest.raises(FileNotFoundError, match="not a run folder"):
         read_run(tmp_path)
+    kept = RunWriter(tmp_path / "run", _manifest(), ITEMS, chunk_size=5)
+    assert kept.chunk_size == 2 and "keeping the run's chunk size 2" in kept.notes[0]
+    kept.close()
 
 
 class Flaky:
@@ -138,3 +175,23 @@ def test_score_command_passes_backend_options(sample, tiny, tmp_path):
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     run = read_run(tmp_path / "run")
     assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4
+
+
+def test_a_run_in_the_former_layout_reads_and_resumes(tmp_path):
+    from bench.store.schema import choice_frame, failure_frame, pair_frame
+
+    run = tmp_path / "run"
+    _writer(run).close()
+    tables = {"pair": pair_frame([{"item_id": "a", "clip": 0, "text": 0, "score": 0.5}]),
+              "choice": choice_frame([]), "failures": failure_frame([{"item_id": "b", "stage": "frames",
+                                                                       "reason": "corrupt"}]),
+              "scored": pd.DataFrame({"item_id": ["a", "b"], "frames": ["{}", "{}"], "notes": ["[]", "[]"]})}
+    for table, df in tables.items():                  # what the store wrote before chunks were named by position
+        df.to_parquet(run / table / "part-00000.parquet", index=False)
+    stored = read_run(run)
+    assert list(stored.pair["score"]) == [0.5] and list(stored.failures["item_id"]) == ["b"]
+    resumed = _writer(run)
+    assert resumed.done == {"a", "b"}
+    resumed.write_chunk(["c"], [{"item_id": "c", "clip": 0, "text": 0, "score": 0.25}], [], [])
+    resumed.finish()
+    assert list(read_run(run).pair["item_id"]) == ["a", "c"] and not list(run.rglob("part-*"))

@@ -85,7 +85,8 @@ function render({ model, el: root }) {
       list.start = 0;
       entries.forEach((text) => {
         const li = el("li", text.true_of.length ? "fb-text fb-true" : "fb-text fb-false");
-        li.appendChild(el("span", "fb-role", text.true_of.length ? `true of clip ${text.true_of.join(", ")}: ` : "foil: "));
+        const role = clips.length > 1 && text.true_of.length ? ` (true of clip ${text.true_of.join(", ")})` : "";
+        li.appendChild(el("span", "fb-role", `${text.name}${role}: `));
         text.words.forEach(([word, changed]) => {
           li.appendChild(changed ? el("mark", "fb-diff", word) : document.createTextNode(word));
           li.appendChild(document.createTextNode(" "));
@@ -102,13 +103,27 @@ function render({ model, el: root }) {
 
     const table = el("table", "fb-scores");
     const head = el("tr");
-    ["run", "scores", "correct"].forEach((h) => head.appendChild(el("th", "", h)));
+    ["run", "scores and answers", "margin", "correct"].forEach((h) => head.appendChild(el("th", "", h)));
     table.appendChild(head);
     model.get("runs").forEach((run) => {
-      const tr = el("tr");
-      tr.appendChild(el("td", "", run.run));
-      tr.appendChild(el("td", "fb-mono", run.scores.join("  ")));
-      tr.appendChild(el("td", "", Object.entries(run.correct).map(([m, v]) => `${m}: ${v === null ? "–" : v ? "✓" : "✗"}`).join("  ")));
+      const tr = el("tr", "fb-run");
+      tr.dataset.run = run.run;
+      tr.appendChild(el("td", "", `${run.run} (${run.protocol})`));
+      const lines = el("td", "fb-mono fb-lines");
+      run.lines.forEach((line) => lines.appendChild(el("div", "fb-line", line)));
+      tr.appendChild(lines);
+      const margin = el("td", "fb-mono fb-margin", run.margin);
+      margin.title = `smallest gap of a right over a wrong ${run.unit || "score"} (positive: every ranking right)`;
+      tr.appendChild(margin);
+      const verdicts = el("td", "fb-verdicts");
+      run.correct.forEach((c) => {
+        const mark = c.value === null ? `no score (${c.status})` : c.value ? "✓" : "✗";
+        const cls = c.value === null ? "fb-none" : c.value ? "fb-right" : "fb-wrong";
+        const badge = el("span", `fb-verdict ${cls}`, `${c.metric} ${mark}`);
+        badge.dataset.metric = c.metric;
+        verdicts.appendChild(badge);
+      });
+      tr.appendChild(verdicts);
       table.appendChild(tr);
     });
     box.appendChild(table);

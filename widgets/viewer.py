@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import anywidget
+import pandas as pd
 import traitlets
 
 from bench.frames import FrameError
 from bench.items import Item
-from bench.metrics.dispatch import item_correct
+from bench.metrics.flags import RunScores, run_margins, run_outcomes
 from bench.store import Run
+from widgets.describe import UNITS, choice_lines, number, score_lines, text_names
 from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, RefusedFile, make_proxy
 
@@ -45,33 +47,31 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
 
 
 def text_state(item: Item) -> list[dict]:
-    """Per text: its words with the changed ones flagged, and the clips it is true of."""
+    """Per text: its name (caption, foil...), its words with the changed ones flagged, and the clips it is true of."""
     true = sorted({t for row in item.truth for t in row})
-    return [{"index": i, "words": [list(w) for w in words], "true_of": [c for c, row in enumerate(item.truth) if i in row]}
+    names = text_names(item)
+    return [{"index": i, "name": names[i], "words": [list(w) for w in words],
+             "true_of": [c for c, row in enumerate(item.truth) if i in row]}
             for i, words in enumerate(item_diff(item.texts, true))]
 
 
-def run_state(item: Item, runs: Sequence[Run], correct: dict[str, dict]) -> list[dict]:
-    """Per run: its scores for the item as short strings and its per-metric correctness."""
-    states = []
-    for run in runs:
-        label = run.label
-        scores = []
-        pair = run.pair[run.pair["item_id"] == item.item_id]
-        for r in pair.itertuples():
-            scores.append(f"c{r.clip}·t{r.text}={r.score:.3f}" if r.clip >= 0 else f"t{r.text}={r.score:.3f}")
-        choice = run.choice[run.choice["item_id"] == item.item_id]
-        for r in choice.itertuples():
-            letters = "ABCDEFGHIJ"[:len(r.options)]
-            picked = letters[list(r.options).index(r.choice)] if r.choice in list(r.options) else "?"
-            scores.append(f"{r.axis}{r.query}:{[int(o) for o in r.options]}→{picked}")
-        states.append({"run": label, "scores": scores, "correct": correct.get(label, {})})
-    return states
+def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin: Item | None = None) -> dict:
+    """One run's view of an item: its scores or answers in words, its margin and its outcome on each metric that
+    applies to it (``outcomes``: this run's rows of :func:`bench.metrics.flags.run_outcomes`)."""
+    lines = score_lines(item, run.pair) + choice_lines(item, run.choice)
+    if twin is not None:
+        lines += score_lines(twin, run.pair, "proficiency ") + choice_lines(twin, run.choice, "proficiency ")
+    mine = outcomes[outcomes["item_id"] == item.item_id]
+    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
+            "unit": UNITS.get(run.manifest.get("measure"), ""), "lines": lines, "margin": number(margin, signed=True),
+            "correct": [{"metric": r.metric, "value": int(r.value) if r.status == "ok" else None, "status": r.status}
+                        for r in mine.itertuples()]}
 
 
 class PairViewer(anywidget.AnyWidget):
     """Shows one item: video(s) with play/pause, scrubbing and sampled-frame ticks, texts with changed words marked,
-    and each run's scores and correctness. Arrow keys (or j/k) ask the item browser for the next/previous item."""
+    and each run's scores, margin and correctness. Arrow keys (or j/k) ask the item browser for the next/previous
+    item."""
 
     _esm = HERE / "viewer.js"
     _css = HERE / "viewer.css"
@@ -81,10 +81,11 @@ class PairViewer(anywidget.AnyWidget):
     twin = traitlets.List().tag(sync=True)
     runs = traitlets.List().tag(sync=True)
 
-    def __init__(self, runs: Sequence[Run] = (), *, serve: bool = True, proxy_folder: Path | None = None, **kwargs):
+    def __init__(self, runs: Sequence[Run] = (), *, serve: bool = True, proxy_folder: str | Path | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.run_list = list(runs)
-        self.proxy_folder = proxy_folder
+        self.proxy_folder = Path(proxy_folder) if proxy_folder is not None else None
         self.serve = serve
         self._navigate: list[Callable[[str], None]] = []
         self.on_msg(self._message)
@@ -103,18 +104,20 @@ class PairViewer(anywidget.AnyWidget):
         """Call ``callback("next" | "previous")`` on the viewer's keyboard navigation."""
         self._navigate.append(callback)
 
-    def show(self, item: Item, correct: dict[str, dict] | None = None, twin: Item | None = None) -> None:
-        """Display ``item`` (``correct``: run label -> {metric: 0/1/None}; computed here when not given) and, for
-        ViLMA, its proficiency ``twin``'s caption and foils."""
-        if correct is None:
-            correct = {}
-            for run in self.run_list:
-                wide = item_correct([item], run.pair, run.choice)
-                row = wide.loc[item.item_id] if item.item_id in wide.index else {}
-                correct[run.label] = {m: (None if v != v else int(v)) for m, v in dict(row).items()}
+    def show(self, item: Item, twin: Item | None = None, *, outcomes: pd.DataFrame | None = None,
+             margins: pd.DataFrame | None = None) -> None:
+        """Display ``item`` and, for ViLMA, its proficiency ``twin``. ``outcomes`` and ``margins`` are the long
+        tables of :mod:`bench.metrics.flags` for the viewer's runs (computed for this item when not given)."""
+        if outcomes is None or margins is None:
+            scores = {run.label: RunScores.of(run) for run in self.run_list}
+            items = [item] + ([twin] if twin is not None else [])
+            outcomes = run_outcomes(items, scores) if outcomes is None else outcomes
+            margins = run_margins(items, scores) if margins is None else margins
+        margin = margins[margins["item_id"] == item.item_id].set_index("run")["margin"]
         first = self.run_list[0] if self.run_list else None
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []
         self.clips = clip_state(item, first, self.server, self.proxy_folder)
-        self.runs = run_state(item, self.run_list, correct)
+        self.runs = [run_state(item, run, outcomes[outcomes["run"] == run.label], margin.get(run.label, float("nan")),
+                               twin) for run in self.run_list]
         self.item = {"item_id": item.item_id, "benchmark": item.benchmark, "subset": item.subset}

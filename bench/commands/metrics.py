@@ -77,6 +77,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str = "offic
 
     from bench.metrics.dispatch import coverage_notes, expand_items, run_table
     from bench.store import read_run
+    from bench.store.summary import summarize
 
     results = []
     for path in tqdm(paths, desc="runs", unit="run", disable=len(paths) < 2):
@@ -88,7 +89,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str = "offic
             notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
         table = run_table(run, settings, by=by, items=items, ties=ties)
         results.append({"path": str(path), "run": run.label, "benchmark": table["benchmark"].iloc[0],
-                        "measure": m.get("measure"), "table": table, "notes": notes})
+                        "measure": m.get("measure"), "table": table, "notes": notes, "summary": summarize(run)})
     return results
 
 
@@ -114,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
         payload = {
             "settings": {"bootstrap": settings.n_boot, "level": settings.level, "seed": settings.seed,
                          "alpha": settings.alpha, "ties": args.ties},
-            "runs": [{k: r[k] for k in ("path", "run", "benchmark", "measure", "notes")} for r in results],
+            "runs": [{**{k: r[k] for k in ("path", "run", "benchmark", "measure", "notes")},
+                      "items": r["summary"].items, "scored": r["summary"].scored, "failed": r["summary"].failed,
+                      "failure_reasons": r["summary"].reasons} for r in results],
             "rows": [{k: _jsonable(v) for k, v in rec.items()}
                      for r in results for rec in r["table"].to_dict(orient="records")],
         }
@@ -128,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     for benchmark, group in by_benchmark.items():
         print(f"== {benchmark}: {', '.join(r['run'] for r in group)} ({describe(settings, args.ties)})")
         for r in group:
+            print(f"  run [{r['run']}]: {r['summary'].line()}")
             for note in r["notes"]:
                 print(f"  note [{r['run']}]: {note}")
         table = pd.concat([r["table"] for r in group], ignore_index=True)

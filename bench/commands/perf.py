@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from bench.commands.options import add_command
 
@@ -15,10 +16,59 @@ def _frames(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score(args: argparse.Namespace) -> int:
-    from bench.devkit.perf.score import measure
+def _size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    try:
+        found = int(width), int(height)
+    except ValueError:
+        raise ValueError(f"--video-size must look like 448x448, got {text!r}") from None
+    if min(found) < 16 or any(v % 2 for v in found):
+        raise ValueError(f"--video-size must be even and at least 16x16, got {text!r}")
+    return found
 
-    measure(args.frames, args.batch_size)
+
+def _models(text: str, choices) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in choices]
+    if unknown or not names:
+        raise ValueError(f"--models takes a comma-separated list of {', '.join(choices)}; got {text!r}")
+    return names
+
+
+def _score(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.realistic import MODELS
+    from bench.devkit.perf.score import measure, measure_realistic
+    from bench.scoring.runner import resolve_device
+
+    if args.ranks:
+        from bench.devkit.perf.ranks import measure as ranks
+
+        ranks(args.ranks, args.items, args.frames, args.batch_size)
+        return 0
+    if not args.realistic:
+        measure(args.frames, args.batch_size)
+        return 0
+    device = resolve_device(args.device)
+    if not device.startswith("cuda"):
+        print(f"note: --realistic on {device}: models at their released sizes are slow off a GPU", file=sys.stderr)
+    measure_realistic(_models(args.models, MODELS), device, args.dtype, args.frames, args.batch_size, args.copies,
+                      _size(args.video_size))
+    return 0
+
+
+def _pipeline(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.pipeline import measure
+    from bench.devkit.perf.realistic import MODELS
+
+    workers = None if args.workers == "auto" else int(args.workers)
+    measure(_models(args.models, MODELS), args.copies, _size(args.video_size), args.frames, args.batch_size, workers)
+    return 0
+
+
+def _store(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.store import measure
+
+    measure(args.items, args.chunk_size)
     return 0
 
 
@@ -26,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``perf`` command group."""
     parser = add_command(subparsers, "perf", "speed benchmarks that print ratios against naive baselines",
                          "Speed benchmarks; each prints its throughput and the ratio against a naive baseline.",
-                         "examples:\n  foilbench perf frames\n  foilbench perf score")
+                         "examples:\n  foilbench perf frames\n  foilbench perf score\n  foilbench perf pipeline\n"
+                         "  foilbench perf score --realistic --device cuda")
     sub = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     frames = add_command(
         sub, "frames", "frame decoding throughput against a naive baseline",
@@ -40,8 +91,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score = add_command(
         sub, "score", "scoring throughput against a naive per-request loop",
         "Score the sample suite with tiny offline models through our runner and through a naive loop (decode per "
-        "request, batch size 1, no reuse) and print requests per second and their ratio.",
-        "example:\n  foilbench perf score --frames 8 --batch-size 16")
+        "request, batch size 1, no reuse) and print requests per second and their ratio. With --realistic: "
+        "random-initialised models at their released sizes (CLIP ViT-L/14, Qwen2-VL-2B, LLaVA-OneVision-0.5B; "
+        "configs written out in code, no hub) on a VELOCITI-format workload at a real resolution, with each "
+        "pipeline's GPU busy fraction sampled through NVML (nvidia-ml-py).",
+        "examples:\n  foilbench perf score --frames 8 --batch-size 16\n"
+        "  foilbench perf score --realistic --device cuda --copies 40")
     score.add_argument("--frames", type=int, default=8, help="frames per clip (default 8)")
     score.add_argument("--batch-size", type=int, default=16, help="our batch size (default 16)")
+    score.add_argument("--realistic", action="store_true", help="models at their released sizes (for a GPU)")
+    score.add_argument("--device", default="auto", help="--realistic: auto, cuda, cuda:1, cpu (default auto)")
+    score.add_argument("--dtype", default="auto", choices=["auto", "float32", "float16", "bfloat16"],
+                       help="--realistic: weights' dtype (default auto: bfloat16 on a GPU that has it)")
+    score.add_argument("--models", default="clip-vit-l14,qwen2vl-2b,llava-ov-0.5b",
+                       help="--realistic: comma-separated (clip-vit-l14, qwen2vl-2b, qwen2vl-7b, llava-ov-0.5b)")
+    score.add_argument("--copies", type=int, default=20,
+                       help="--realistic: copies of the VELOCITI sample (12 rows and 2 videos each; default 20)")
+    score.add_argument("--video-size", default="448x448", help="--realistic: video resolution (default 448x448)")
     score.set_defaults(func=_score)
+    pipeline = add_command(
+        sub, "pipeline", "can the CPU side feed a GPU? real processors, zero-cost models",
+        "Run the real processors at real sizes (CLIP ViT-L/14 224 px, Qwen2-VL 448x448 x 8 frames, LLaVA-OneVision "
+        "384 px; built offline) with models that answer at once, on a VELOCITI-format workload, and print clips "
+        "per second per core on the decode workers (decoding and processor), what the runner's main thread "
+        "sustains, what 16 cores can feed against what one H100 consumes, and the runner end to end.",
+        "example:\n  foilbench perf pipeline --copies 4 --video-size 1280x720")
+    pipeline.add_argument("--models", default="clip-vit-l14,qwen2vl-2b,llava-ov-0.5b",
+                          help="comma-separated (clip-vit-l14, qwen2vl-2b, qwen2vl-7b, llava-ov-0.5b)")
+    pipeline.add_argument("--copies", type=int, default=4, help="copies of the VELOCITI sample (default 4)")
+    pipeline.add_argument("--video-size", default="448x448", help="video resolution (default 448x448)")
+    pipeline.add_argument("--frames", type=int, default=8, help="frames per clip (default 8)")
+    pipeline.add_argument("--batch-size", type=int, default=16, help="requests per forward pass (default 16)")
+    pipeline.add_argument("--workers", default="auto", help="decode workers end to end (default auto: one per core)")
+    pipeline.set_defaults(func=_pipeline)
+    score.add_argument("--ranks", type=int, help="instead: throughput of N torchrun ranks (one thread each) against "
+                                                 "one rank, e.g. --ranks 2")
+    score.add_argument("--items", type=int, default=4096, help="items scored with --ranks (default 4096)")
+    store = add_command(
+        sub, "store", "reading, compacting and metrics of a large generated run",
+        "Write a generated run of many items as loose chunks (no model), and print how long reading it, compacting "
+        "it, resuming it and `foilbench metrics` take before and after compaction.",
+        "example:\n  foilbench perf store --items 100000 --chunk-size 8")
+    store.add_argument("--items", type=int, default=100_000, help="items of the generated run (default 100000)")
+    store.add_argument("--chunk-size", type=int, default=8, help="items per chunk (default 8)")
+    store.set_defaults(func=_store)

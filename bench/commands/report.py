@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         data[name] = path
     index = build_report(args.runs, args.out, [n for n in args.notebooks.split(",") if n] if args.notebooks else None,
                          data, not args.no_published, [f for f in args.format.split(",") if f], args.bootstrap,
-                         progress=not args.quiet)
+                         progress=not args.quiet, jobs=args.jobs)
     print(f"report written: open {index}")
     return 0
 
@@ -46,5 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-published", action="store_true", help="leave the papers' published rows out")
     parser.add_argument("--format", default="png,svg", help="figure formats (default png,svg)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (default 1000)")
+    parser.add_argument("--jobs", type=int, help="notebooks run at once (default: one per CPU core, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

@@ -14,20 +14,38 @@ EXAMPLE = """examples:
   foilbench score vinoground Vinoground/ --model llava-hf/llava-onevision-qwen2-0.5b-ov-hf --protocol mc
   foilbench score vilma data/vilma --model gpt2 --name gpt2-blind          (a text-only baseline)
 
+  torchrun --nproc-per-node 8 -m bench score vitatecs data/VITATECS/data --video-root data/VITATECS/videos \
+      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see the README)
+
 The family (contrastive, xclip, videollm, textlm) is read from the model's config; each family serves its protocols
 (contrastive/xclip: similarity; videollm: entail (default) or mc; textlm: loglik).
-Re-running the same command resumes where it stopped.
+Re-running the same command resumes where it stopped, with any number of ranks.
 """
 
 
-def _size(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
+def _size(text: str) -> tuple[int, int] | str:
+    if text in ("auto", "full"):
+        return text
     width, _, height = text.lower().partition("x")
     try:
-        return int(width), int(height)
+        found = int(width), int(height)
     except ValueError:
-        raise ValueError(f"--size must look like 224x224, got {text!r}") from None
+        raise ValueError(f"--size must be auto, full or WIDTHxHEIGHT like 224x224, got {text!r}") from None
+    if min(found) < 1:
+        raise ValueError(f"--size must be positive, got {text!r}")
+    return found
+
+
+def _workers(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        found = int(text)
+    except ValueError:
+        raise ValueError(f"--workers must be auto or a number, got {text!r}") from None
+    if found < 1:
+        raise ValueError(f"--workers must be at least 1, got {text!r}")
+    return found
 
 
 def config_of(args: argparse.Namespace):
@@ -37,17 +55,28 @@ def config_of(args: argparse.Namespace):
     return ScoreConfig(source_of(args), args.model, family=args.family, protocol=args.protocol, frames=args.frames,
                        prompt=args.prompt, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
                        out=args.out, limit=args.limit, seed=args.seed, chunk_size=args.chunk_size,
-                       workers=args.workers, decoder=args.decoder, size=_size(args.size), name=args.name,
+                       workers=_workers(args.workers), decoder=args.decoder, size=_size(args.size), name=args.name,
                        retry_failures=args.retry_failures, progress=not args.quiet,
-                       options=parse_options(args.backend_option))
+                       options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score and print where the run went."""
-    from bench.scoring.runner import score
+    """Score and print where the run went (rank 0 only, under torchrun); exit code 1, with every distinct failure
+    reason and its count, when all items (or more than --max-failure-rate of them) failed."""
+    import sys
 
-    out = score(config_of(args))
-    print(f"run stored in {out}")
+    from bench.scoring.distributed import ranks_of
+    from bench.scoring.runner import TooManyFailures, score
+
+    try:
+        out = score(config_of(args))
+    except TooManyFailures as failed:
+        if ranks_of().leader:
+            print(f"foilbench score: error: {failed}; failure reasons (items):", file=sys.stderr)
+            print("\n".join(failed.summary.reason_lines()), file=sys.stderr)
+        return 1
+    if ranks_of().leader:
+        print(f"run stored in {out}")
     return 0
 
 
@@ -72,20 +101,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="requests per forward pass, halved on out-of-memory "
                                                              "(default 8)")
     p.add_argument("--device", default="auto", help="auto (CUDA, else MPS, else CPU), cpu, cuda, cuda:1... "
-                                                    "(default auto)")
+                                                    "(default auto; under torchrun cuda means cuda:LOCAL_RANK)")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "float16", "bfloat16"],
                    help="auto: bfloat16/float16 on GPU, float32 on CPU")
     p.add_argument("--out", help="run folder (default <data home>/runs/<benchmark>-<protocol>-<model>-<hash>)")
     p.add_argument("--limit", type=int, help="score only the first N items (with their ViLMA twins)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the seeded frame policies (consecutive, single:mode=random) and of torch (default 0)")
-    p.add_argument("--chunk-size", type=int, default=32, help="items stored per chunk (default 32)")
-    p.add_argument("--workers", type=int, help="frame decoding threads (default: one per core, at most 16)")
+    p.add_argument("--chunk-size", type=int, default=32,
+                   help="items stored per chunk (default 32; a resumed run keeps the size it started with)")
+    p.add_argument("--workers", default="auto",
+                   help="frame decoding (and preprocessing) threads: auto (one per core, the default) or a number")
     p.add_argument("--decoder", default="decord", choices=["decord", "pyav"], help="video decoder (default decord)")
-    p.add_argument("--size", help="resize frames on decode, WIDTHxHEIGHT (default: the processor resizes)")
+    p.add_argument("--size", default="auto",
+                   help="decode frames to: auto (the size the model's processor resizes to, the default), full (the "
+                        "video's own size: the processor resizes), or WIDTHxHEIGHT")
+    p.add_argument("--max-failure-rate", type=float, default=1.0, metavar="RATE",
+                   help="exit with an error when more than this share of the items failed (default 1.0: only when "
+                        "all items failed); the run is stored either way")
     p.add_argument("--name", help="short run label for tables (default: the folder name)")
     p.add_argument("--retry-failures", action="store_true", help="score again the items recorded as failures")
     p.add_argument("-b", "--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto)")
+                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto: KV-prefix "
+                        "reuse, checked on the first batch), preprocess=cpu to run the processor on the CPU when the "
+                        "model is on a GPU")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -6,11 +6,11 @@ video score); ``FrameCache`` decodes each request once; ``prefetch`` decodes ahe
 """
 
 from bench.frames.cache import FrameCache
-from bench.frames.decode import BACKENDS, FrameError
+from bench.frames.decode import BACKENDS, Fit, FrameError
 from bench.frames.policies import POLICIES
 from bench.frames.prefetch import prefetch
 from bench.frames.sampling import (FramePolicy, Frames, durations, parse_policy, policy, sample_frames,
                                    sample_joined)
 
-__all__ = ["BACKENDS", "FrameCache", "FrameError", "FramePolicy", "Frames", "POLICIES", "durations", "parse_policy",
-           "policy", "prefetch", "sample_frames", "sample_joined"]
+__all__ = ["BACKENDS", "Fit", "FrameCache", "FrameError", "FramePolicy", "Frames", "POLICIES", "durations",
+           "parse_policy", "policy", "prefetch", "sample_frames", "sample_joined"]

@@ -1,7 +1,11 @@
 """Decoding backends: decord (default) and PyAV, behind one pair of functions.
 
 ``probe(path, backend)`` gives (frame count, fps); ``read(path, indices, backend, size)`` gives the frames at those
-indices as T x H x W x 3 uint8. Both open and close the file within the call, so no decoder outlives it.
+indices as T x H x W x 3 uint8, decoded straight to ``size``: a (width, height), or a :class:`Fit` (the size a model's
+processor would resize each frame to, computed from the video's own size), so the processor's resize has nothing left
+to do and no full-resolution frame is kept. Both open and close the file within the call, so no decoder outlives it;
+what a probe learns (count, fps, frame size) is remembered per file identity, so reading at a :class:`Fit` opens the
+file once more, not twice.
 
 A file that cannot be read raises :class:`FrameError` whose reason says what is wrong, whichever backend failed:
 missing, not a regular file (a folder, a FIFO, a device, a link to one: never opened), empty, truncated (an MP4 whose
@@ -14,7 +18,10 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from typing import Callable
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from typing import Callable, Union
 
 import av  # PyAV's FFmpeg must load before decord's bundled one (else PyAV's libvpx encoder breaks)
 import numpy as np
@@ -35,6 +42,78 @@ FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 # Top-level boxes of ISO base media files (MP4, MOV, 3GP...); a file starting with ``ftyp`` is checked box by box.
 MP4_INDEX = (b"moov", b"moof")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The frame size a processor resizes to, as a rule of the source size (and, for Qwen2-VL's per-frame cap, of
+    the number of frames), so that a decoder can decode straight to it.
+
+    ``kind``: ``exact`` (``width`` x ``height``), ``shortest_edge`` (the short side to ``edge``, the long side scaled
+    as transformers' ``get_resize_output_image_size`` does), ``qwen2_vl`` (transformers' Qwen2-VL ``smart_resize``
+    with ``factor``, ``min_pixels``, ``max_pixels``; with ``video_tokens`` > 0 also the reference per-frame cap of
+    ``cap_pixels_per_frame``, ``temporal`` frames per patch). Hashable: it keys the frame cache.
+    """
+
+    kind: str
+    width: int = 0
+    height: int = 0
+    edge: int = 0
+    factor: int = 0
+    min_pixels: int = 0
+    max_pixels: int = 0
+    video_tokens: int = 0
+    temporal: int = 1
+
+    def target(self, width: int, height: int, frames: int = 1) -> tuple[int, int]:
+        """(width, height) for a source frame of ``width`` x ``height`` in a clip of ``frames`` frames."""
+        if self.kind == "exact":
+            return self.width, self.height
+        if self.kind == "shortest_edge":
+            from transformers.image_transforms import get_resize_output_image_size
+
+            dummy = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), (height, width, 1), (0, 0, 0))
+            new_height, new_width = get_resize_output_image_size(dummy, size=self.edge, default_to_square=False,
+                                                                 input_data_format="channels_last")
+            return int(new_width), int(new_height)
+        if self.kind == "qwen2_vl":
+            from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+
+            max_pixels = self.max_pixels
+            if self.video_tokens:
+                budget = int(self.video_tokens * self.factor * self.factor * 0.9)
+                max_pixels = max(min(max_pixels, budget * self.temporal // max(1, frames)),
+                                 int(self.min_pixels * 1.05))
+            new_height, new_width = smart_resize(height, width, factor=self.factor, min_pixels=self.min_pixels,
+                                                 max_pixels=max_pixels)
+            return int(new_width), int(new_height)
+        raise ValueError(f"unknown fit kind {self.kind!r}")
+
+    def describe(self) -> dict:
+        """The rule as plain data for manifests (unused fields left out)."""
+        return {k: v for k, v in asdict(self).items() if v or k == "kind"}
+
+
+Size = Union[tuple[int, int], Fit, None]
+_PROBED: OrderedDict[tuple, tuple] = OrderedDict()
+_PROBED_LOCK = threading.Lock()
+PROBE_MEMORY = 4096
+
+
+def _remembered(path: str, what: str, find: Callable[[str], tuple]) -> tuple:
+    """``find(path)``, computed once per file identity (path, size, modification time) and ``what``."""
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns, what)
+    with _PROBED_LOCK:
+        if key in _PROBED:
+            _PROBED.move_to_end(key)
+            return _PROBED[key]
+    found = find(path)
+    with _PROBED_LOCK:
+        _PROBED[key] = found
+        while len(_PROBED) > PROBE_MEMORY:
+            _PROBED.popitem(last=False)
+    return found
 
 
 def check_file(path: str) -> None:
@@ -164,6 +243,16 @@ def _pyav_probe(path: str) -> tuple[int, float]:
     return count, fps
 
 
+def _frame_size(path: str) -> tuple[int, int]:
+    """(width, height) of the video stream, from the container's header (no frame decoded)."""
+    try:
+        with av.open(path) as container:
+            context = container.streams.video[0].codec_context
+            return int(context.width), int(context.height)
+    except (av.error.FFmpegError, IndexError) as err:
+        raise FrameError(path, f"PyAV cannot read its video stream's frame size: {err}") from None
+
+
 def _pyav_read(path: str, indices: list[int], size: tuple[int, int] | None) -> np.ndarray:
     wanted: dict[int, list[int]] = {}
     for pos, index in enumerate(indices):
@@ -206,13 +295,29 @@ READERS: dict[str, Callable[[str, list[int], tuple[int, int] | None], np.ndarray
 def probe(path: str, backend: str = "decord") -> tuple[int, float]:
     """(frame count, fps) of a video."""
     check_file(path)
-    count, fps = PROBES[backend](path)
+    count, fps = _remembered(path, backend, PROBES[backend])
     if count <= 0 or fps <= 0:
         raise FrameError(path, f"no decodable video frames (count={count}, fps={fps})")
     return count, fps
 
 
-def read(path: str, indices: list[int], backend: str = "decord", size: tuple[int, int] | None = None) -> np.ndarray:
-    """The frames at ``indices`` (T x H x W x 3 uint8), resized to ``size`` = (width, height) when given."""
+def output_size(path: str, size: Size, frames: int, backend: str = "decord") -> tuple[int, int] | None:
+    """The (width, height) ``read`` decodes ``path`` to: ``size`` itself, or a :class:`Fit`'s target for the video's
+    own frame size (None: the video's own size)."""
+    if not isinstance(size, Fit):
+        return size
     check_file(path)
-    return READERS[backend](path, indices, size)
+    width, height = _remembered(path, "size", _frame_size)
+    if width <= 0 or height <= 0:
+        raise FrameError(path, f"no frame size in its video stream ({width}x{height})")
+    if max(width, height) / min(width, height) > 200:
+        raise FrameError(path, f"frame size {width}x{height}: aspect ratio over 200")
+    target = size.target(width, height, frames)
+    return None if target == (width, height) else target
+
+
+def read(path: str, indices: list[int], backend: str = "decord", size: Size = None) -> np.ndarray:
+    """The frames at ``indices`` (T x H x W x 3 uint8), decoded to ``size``: a (width, height), or a :class:`Fit`
+    of the video's frame size and the number of frames."""
+    check_file(path)
+    return READERS[backend](path, indices, output_size(path, size, len(indices), backend))

@@ -109,8 +109,9 @@ def _key(clip: Clip) -> str:
 
 
 def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "decord",
-                  size: tuple[int, int] | None = None, cache=None) -> Frames:
-    """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given).
+                  size: decode.Size = None, cache=None) -> Frames:
+    """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given), at ``size``:
+    a (width, height) or a :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
 
     Raises :class:`FrameError` for a missing, empty, corrupt or too short file.
     """
@@ -121,9 +122,9 @@ def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "deco
     return _decode(clip, frame_policy, backend, size)
 
 
-def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: tuple[int, int] | None) -> Frames:
+def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Size) -> Frames:
     if frame_policy.name == "none":
-        height, width = (size[1], size[0]) if size else (0, 0)
+        height, width = (size[1], size[0]) if isinstance(size, tuple) else (0, 0)
         return Frames(np.zeros((0, height, width, 3), np.uint8), [], [], 0.0, clip.path, ["no frames (blind)"])
     count, fps = decode.probe(clip.path, backend)
     first, length, notes = window_frames(clip, count, fps)
@@ -133,7 +134,7 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: tuple[int
 
 
 def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float = 2.0, *,
-                  backend: str = "decord", size: tuple[int, int] | None = None) -> Frames:
+                  backend: str = "decord", size: decode.Size = None) -> Frames:
     """Frames of ``clips`` played one after another with ``gap_seconds`` of black between them (Vinoground's video
     score), the policy applied to the joined timeline at the first clip's frame rate.
 
@@ -178,7 +179,7 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
     decoded: dict[int, list[np.ndarray]] = {}
     for n, (clip, *_rest) in enumerate(parts):
         wanted = [idx for seg, idx in zip(segments, local) if seg == n]
-        if n and size is None:  # clips of another resolution are scaled to the first clip's
+        if n:  # clips of another resolution are scaled to the first clip's
             height, width = decoded[0][0].shape[:2]
             size = (width, height)
         decoded[n] = list(decode.read(clip.path, wanted, backend, size))

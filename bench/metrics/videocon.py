@@ -38,7 +38,7 @@ from bench.metrics.aggregate import ALL, Settings, resampled, row, summarize, wi
 from bench.metrics.chance import choice_chance, expected_average_precision, hit_at_k_chance, ranking_chance
 from bench.metrics.legacy_sort import introsort_argsort
 from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
-                                    outcome, outcomes_frame, per_item)
+                                    outcome, per_item)
 from bench.metrics.ranking import auroc, average_precision, hit_at_k, tie_credit, worst_case
 from bench.metrics.ties import DEFAULT_TIES, Decision, decide, rule_for
 from bench.store.schema import pair_frame

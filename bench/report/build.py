@@ -1,16 +1,39 @@
-"""Running the paper notebooks with papermill on given runs, rendering them to HTML, and writing an index."""
+"""Running the paper notebooks with papermill on given runs, rendering them to offline HTML, and writing the index.
+
+Everything that can be checked is checked before a notebook runs (run folders, chosen notebooks against the runs'
+benchmarks, ``--data`` paths, figure formats), and every mistake is one line naming what to change.
+"""
 
 from __future__ import annotations
 
-import html
+import os
+import re
+import shutil
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
+
+from jupyter_client.manager import AsyncKernelManager
 
 from bench.paths import PROJECT_ROOT
 from bench.registry import names, spec
+from bench.report.outputs import check_formats
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+# The kernel's environment: no progress bars in the executed notebooks (they would need widget JavaScript).
+KERNEL_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+WIDGET = "application/vnd.jupyter.widget-view+json"
+# nbconvert's lab template without the scripts it fetches from CDNs (require.js, MathJax, mermaid, widgets): the
+# notebooks print no math, no diagrams and no widgets, and the pages must open offline.
+OFFLINE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
 
 
 def notebooks() -> dict[str, str]:
@@ -18,82 +41,189 @@ def notebooks() -> dict[str, str]:
     return {name: spec(name).notebook for name in names() if spec(name).notebook}
 
 
-class NotebookFailed(RuntimeError):
-    """A notebook raised: the message names the notebook, the cell and the error."""
+class NotebookFailed(ValueError):
+    """A notebook raised: the message names the notebook, the cell and the error, in one line."""
+
+
+class QuietKernelManager(AsyncKernelManager):
+    """A kernel over local sockets (no "running over TCP without encryption" warning) with :data:`KERNEL_ENV`, whose
+    own messages (stderr) go to ``log_path`` instead of the terminal; its socket folder is removed when the kernel's
+    resources are cleaned up."""
+
+    log_path: Path | None = None
+    work_dir: Path | None = None
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._socket_dir = tempfile.mkdtemp(prefix="foilbench-kernel-")
+        self._log = None
+        self.transport = "ipc"
+        self.ip = os.path.join(self._socket_dir, "kernel")
+
+    async def start_kernel(self, **kwargs):
+        """Start the kernel with :data:`KERNEL_ENV` added to its environment, importing the same ``bench`` as this
+        process."""
+        env = {**os.environ, **(kwargs.get("env") or {}), **KERNEL_ENV}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH")) if p)
+        kwargs["env"] = env
+        if self.work_dir is not None:
+            kwargs["cwd"] = str(self.work_dir)
+        if self.log_path is not None:
+            self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in cleanup_resources
+            kwargs["stderr"] = self._log
+        return await super().start_kernel(**kwargs)
+
+    async def cleanup_resources(self, restart: bool = False) -> None:
+        """Clean up, and remove the socket folder and close the log unless the kernel restarts."""
+        await super().cleanup_resources(restart=restart)
+        if not restart:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            if self._log is not None:
+                self._log.close()
+
+
+def kernel_manager(log_path: Path, work_dir: Path) -> type[QuietKernelManager]:
+    """A :class:`QuietKernelManager` writing the kernel's own messages to ``log_path``, running in ``work_dir`` (set on
+    the kernel: papermill's ``cwd`` changes the whole process's folder, which notebooks run at once would race on)."""
+    return type("LoggedKernelManager", (QuietKernelManager,), {"log_path": log_path, "work_dir": work_dir})
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def failing_line(err) -> str:
+    """Where in its cell a notebook failed: ``line 7: rep = open_report(...`` from the cell's traceback (IPython marks
+    the line with an arrow), else the cell's first line."""
+    for block in err.traceback or []:
+        for line in ANSI.sub("", block).splitlines():
+            found = re.match(r"\s*-+>\s*(\d+)\s+(.*)", line)
+            if found:
+                return f"line {found[1]}: {_one_line(found[2], 60)}"
+    lines = err.source.strip().splitlines()
+    return _one_line(lines[0], 60) if lines else "empty cell"
 
 
 def run_notebook(name: str, out: Path, parameters: dict) -> Path:
-    """Execute one paper notebook into ``out/notebooks/<name>.ipynb`` and render ``<name>.html`` beside it."""
-    import nbformat
+    """Execute one paper notebook into ``out/notebooks/<name>.ipynb`` and render ``<name>.html`` beside it (offline:
+    no script from a CDN). A failing cell raises :class:`NotebookFailed` naming the notebook, the cell and the error."""
     import papermill
-    from nbconvert import HTMLExporter
 
     source = NOTEBOOK_DIR / notebooks()[name]
     executed = out / "notebooks" / f"{name}.ipynb"
     executed.parent.mkdir(parents=True, exist_ok=True)
+    log = executed.with_suffix(".kernel.log")
+    log.unlink(missing_ok=True)
     try:
         papermill.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3",
-                                   progress_bar=False, cwd=str(out))
+                                   progress_bar=False, kernel_manager_class=kernel_manager(log, out))
     except papermill.PapermillExecutionError as err:
-        raise NotebookFailed(f"notebook {source.name}, cell {err.exec_count}: {err.ename}: {err.evalue}") from None
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
-    html_path = executed.with_suffix(".html")
-    html_path.write_text(body)
-    return html_path
+        raise NotebookFailed(f"notebook {source.name} failed in cell {err.exec_count} ({failing_line(err)}): "
+                             f"{err.ename}: {_one_line(err.evalue)} (traceback in {executed})") from None
+    except Exception as err:  # noqa: BLE001 - a dead kernel or a timeout: still one line naming the notebook
+        raise NotebookFailed(f"notebook {source.name} could not run: {type(err).__name__}: {_one_line(err)} (the "
+                             f"kernel's messages are in {log})") from None
+    finally:
+        if log.is_file() and not log.stat().st_size:
+            log.unlink()
+    return render_html(executed)
 
 
-def write_index(out: Path, pages: dict[str, Path], seconds: float) -> Path:
-    """``index.html`` linking every executed notebook, table and figure."""
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>Foilbench report</title>",
-             "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}img{max-width:32em;margin:.5em;"
-             "border:1px solid #ddd}li{margin:.2em 0}</style></head><body><h1>Foilbench report</h1>",
-             f"<p>Built in {seconds:.0f} s. Notebooks:</p><ul>"]
-    parts += [f"<li><a href='{p.relative_to(out)}'>{html.escape(name)}</a></li>" for name, p in pages.items()]
-    parts.append("</ul>")
-    for name in pages:
-        folder = out / name
-        if not folder.is_dir():
-            continue
-        parts.append(f"<h2>{html.escape(name)}</h2><h3>Tables</h3><ul>")
-        for table in sorted(folder.glob("*.html")):
-            parts.append(f"<li><a href='{name}/{table.name}'>{table.stem}</a> "
-                         f"(<a href='{name}/{table.stem}.csv'>csv</a>)</li>")
-        parts.append("</ul><h3>Figures</h3>")
-        parts += [f"<a href='{name}/{png.name}'><img src='{name}/{png.name}' alt='{png.stem}'></a>"
-                  for png in sorted(folder.glob("*.png"))]
-    parts.append("</body></html>")
-    index = out / "index.html"
-    index.write_text("\n".join(parts))
-    return index
+def render_html(executed: Path) -> Path:
+    """``<notebook>.html`` beside an executed notebook: nbconvert's lab page without CDN scripts. Widget outputs
+    (progress bars of the libraries a notebook calls) are dropped from both: they need JavaScript from a CDN and their
+    text is a stale snapshot."""
+    import jinja2
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    book = nbformat.read(executed, as_version=4)
+    book.metadata.pop("widgets", None)
+    for cell in book.cells:
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs if WIDGET not in o.get("data", {})]
+    nbformat.write(book, executed)
+    exporter = HTMLExporter(template_name="lab", template_file="offline.html.j2",
+                            extra_loaders=[jinja2.DictLoader({"offline.html.j2": OFFLINE_TEMPLATE})])
+    body, _ = exporter.from_notebook_node(book)
+    page = executed.with_suffix(".html")
+    page.write_text(body)
+    return page
+
+
+def check_request(runs: Sequence, chosen: Sequence[str] | None, data: Mapping[str, str]) -> list[str]:
+    """The notebooks to run, after checking the request: known notebooks, each with a run or a ``--data`` path, and
+    existing ``--data`` paths. ``runs`` are :class:`bench.store.Run`; every mistake is a one-line ``ValueError``."""
+    known = notebooks()
+    for name, path in data.items():
+        if name not in known:
+            raise ValueError(f"--data {name}={path}: no paper notebook named {name!r}; choose among "
+                             f"{', '.join(known)}")
+        if not Path(path).exists():
+            raise ValueError(f"--data {name}={path}: no such file or folder")
+    benchmarks = {r.manifest.get("benchmark") for r in runs}
+    if chosen:
+        unknown = [n for n in chosen if n not in known]
+        if unknown:
+            raise ValueError(f"--notebooks: unknown notebook(s) {', '.join(unknown)}; choose among {', '.join(known)}")
+        missing = [n for n in chosen if n not in benchmarks and n not in data]
+        if missing:
+            theirs = ", ".join(sorted(str(b) for b in benchmarks)) or "none"
+            raise ValueError(f"--notebooks {','.join(chosen)}: no run of {', '.join(missing)} among the {len(runs)} "
+                             f"run(s) given (their benchmarks: {theirs}); give such runs or --data "
+                             f"{missing[0]}=PATH")
+        return list(dict.fromkeys(chosen))
+    found = [n for n in known if n in benchmarks or n in data]
+    if not found:
+        raise ValueError("no notebook to run: give run folders (or --data BENCHMARK=PATH for annotation-only tables)")
+    return found
 
 
 def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: Sequence[str] | None = None,
                  data: dict[str, str] | None = None, show_published: bool = True,
-                 formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True) -> Path:
+                 formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True,
+                 jobs: int | None = None) -> Path:
     """Run the chosen notebooks (default: every paper with a run, or with a data path) and write the index.
 
-    ``data`` maps a benchmark to an annotation path for notebooks without runs (annotation-only tables).
+    ``data`` maps a benchmark to an annotation path for notebooks without runs (annotation-only tables). ``jobs``
+    notebooks run at once (default: one per CPU core, at most 4); the first failure stops the report.
     """
     from tqdm.auto import tqdm
 
+    from bench.report.index import write_index
     from bench.store import read_run
 
+    check_formats(formats)
+    if n_boot < 1:
+        raise ValueError(f"--bootstrap must be at least 1, got {n_boot}")
+    jobs = jobs if jobs is not None else min(4, os.cpu_count() or 1)
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    runs = [str(Path(r).resolve()) for r in runs]
-    benchmarks = {read_run(r).manifest.get("benchmark") for r in runs}
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: a file is in the way (give a folder)")
+    stored = [read_run(r) for r in runs]
+    chosen = check_request(stored, chosen_notebooks, data or {})
     data = {k: str(Path(v).resolve()) for k, v in (data or {}).items()}
-    known = notebooks()
-    chosen = list(chosen_notebooks) if chosen_notebooks else [n for n in known if n in benchmarks or n in data]
-    unknown = [n for n in chosen if n not in known]
-    if unknown:
-        raise ValueError(f"unknown notebook(s) {unknown}; choose among {sorted(known)}")
-    if not chosen:
-        raise ValueError("no notebook to run: give runs (or --data BENCHMARK=PATH for annotation-only reports)")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [str(Path(r).resolve()) for r in runs]
     started = time.perf_counter()
-    pages = {}
-    for name in tqdm(chosen, desc="notebooks", unit="nb", disable=not progress):
-        parameters = {"runs": runs, "out_dir": str(out), "data_path": data.get(name), "show_published": show_published,
-                      "formats": list(formats), "n_boot": n_boot}
-        pages[name] = run_notebook(name, out, parameters)
-    return write_index(out, pages, time.perf_counter() - started)
+    def run(name: str) -> Path:
+        parameters = {"runs": paths, "out_dir": str(out), "data_path": data.get(name),
+                      "show_published": show_published, "formats": list(formats), "n_boot": n_boot}
+        return run_notebook(name, out, parameters)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool, tqdm(total=len(chosen), desc="notebooks", unit="nb",
+                                                            leave=False, disable=None if progress else True) as bar:
+        futures = {pool.submit(run, name): name for name in chosen}
+        try:
+            for done in as_completed(futures):
+                done.result()
+                bar.update()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    pages = {name: future.result() for future, name in sorted(futures.items(), key=lambda f: chosen.index(f[1]))}
+    return write_index(out, stored, pages, time.perf_counter() - started)

@@ -1,10 +1,15 @@
 """What a paper notebook works from: the runs of one benchmark, their items, their metric tables, and the output folder.
 
-Notebooks call these functions and nothing else computes: every number comes from ``bench.metrics``.
+Notebooks call these functions and nothing else computes: every number comes from ``bench.metrics``. Each table and
+figure a notebook makes is shown in the notebook (all of them, not only a cell's last), saved, and listed with its
+title and caption in ``<out>/<benchmark>/contents.json``, from which the report's index is written.
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -12,11 +17,28 @@ from typing import Sequence
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.aggregate import Settings
+from bench.metrics.aggregate import TABLE_COLUMNS, Settings
 from bench.metrics.dispatch import run_table
-from bench.report.outputs import save_chart, save_table
 from bench.registry import spec
+from bench.report.figures import png_width
+from bench.report.outputs import check_formats, save_chart, save_table
+from bench.report.runs import headline_rows, unique_labels
+from bench.report.tables import STYLE, Table, plain_table, score_table, table_html
 from bench.store import Run, read_run
+
+CONTENTS = "contents.json"
+HEADLINE = "headline.csv"
+
+
+def _show(markup: str) -> None:
+    """Display HTML when running in a notebook kernel (papermill or JupyterLab); nothing elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(HTML(markup))
 
 
 @dataclass
@@ -30,21 +52,78 @@ class Report:
     out: Path
     formats: tuple[str, ...] = ("png", "svg")
     source: dict = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
     written: list[Path] = field(default_factory=list)
+    contents: list[dict] = field(default_factory=list)
 
-    def table(self, name: str, table: pd.DataFrame, title: str = "") -> pd.DataFrame:
-        """Save a table (CSV, Markdown, HTML) and return it for display."""
-        self.written += save_table(table, self.out, name, title)
-        return table
+    def _record(self, entry: dict) -> None:
+        self.contents = [e for e in self.contents if e["name"] != entry["name"] or e["kind"] != entry["kind"]]
+        self.contents.append(entry)
+        page = {"benchmark": self.benchmark, "title": spec(self.benchmark).title, "paper": spec(self.benchmark).paper,
+                "entries": self.contents}
+        (self.out / CONTENTS).write_text(json.dumps(page, indent=1))
 
-    def figure(self, name: str, chart):
-        """Save a chart (PNG/SVG) and return the PNG for display (static, so it renders offline anywhere)."""
-        from IPython.display import Image
+    def table(self, name: str, table: Table | pd.DataFrame, title: str, caption: str = "") -> None:
+        """Show a table in the notebook and save it (CSV with the numbers as computed, Markdown, HTML); a plain
+        DataFrame is shown as it is."""
+        if isinstance(table, pd.DataFrame):
+            table = plain_table(table)
+        if not self.runs and table.metric_rows and table.shown.empty:
+            return  # an annotation-only report has no scores to show
+        paths = save_table(table, self.out, name, title, caption)
+        self.written += paths
+        self._record({"kind": "table", "name": name, "title": title, "caption": caption,
+                      "files": [p.name for p in paths]})
+        _show(f"<style>{STYLE}</style>" + table_html(table, title, caption))
 
+    def figure(self, name: str, chart, title: str, caption: str = "") -> None:
+        """Show a chart in the notebook (the rendered PNG, static so it shows offline anywhere) with its caption, and
+        save it in the report's formats."""
         paths = save_chart(chart, self.out, name, self.formats)
         self.written += paths
+        self._record({"kind": "figure", "name": name, "title": title, "caption": caption,
+                      "files": [p.name for p in paths]})
         png = [p for p in paths if p.suffix == ".png"]
-        return Image(filename=str(png[0])) if png else chart
+        if png:
+            data = png[0].read_bytes()
+            source = f"data:image/png;base64,{base64.b64encode(data).decode()}' width='{png_width(data)}"
+        else:
+            source = "data:image/svg+xml;base64," + base64.b64encode(paths[0].read_bytes()).decode()
+        _show(f"<figure class='fb-figure'><img src='{source}' alt='{html.escape(title)}' style='max-width:100%'>"
+              f"<figcaption><b>{html.escape(title)}</b> {html.escape(caption)}</figcaption></figure>")
+
+    def headline(self, candidates: Sequence[tuple[str, str]], caption: str = "") -> None:
+        """Each run's headline number (the first of ``candidates``, (metric, breakdown) pairs, its table has), saved
+        for the report's index and shown here."""
+        if not self.runs:
+            return
+        rows = headline_rows(self.runs, self.metrics, candidates)
+        rows.to_csv(self.out / HEADLINE, index=False)
+        found = rows.dropna(subset=["value"]) if "value" in rows else rows.iloc[0:0]
+        table = score_table(found.assign(metric=found.get("metric_label"), by="all"),
+                            list(dict.fromkeys(found.get("metric_label", []))), by="all")
+        table.data = rows
+        self.table("headline", table, "Headline numbers",
+                   caption or "Each run's main score in this paper, with its interval and the chance level.")
+
+    def add_average(self, metric: str) -> None:
+        """Add the papers' average of ``metric`` over the subsets (mean of the per-subset rates, computed by
+        ``bench.metrics.aggregate.mean_of_means_row``) as a row "Avg. <metric>" for every run whose table lacks it."""
+        from bench.metrics.aggregate import mean_of_means_row
+        from bench.metrics.dispatch import benchmark_outcomes, expand_items
+
+        name, rows = f"Avg. {metric}", []
+        for run in self.runs:
+            if ((self.metrics["run"] == run.label) & (self.metrics["metric"] == name)).any():
+                continue
+            outcomes = benchmark_outcomes(expand_items(self.items, run.pair, self.benchmark), run.pair, run.choice,
+                                          self.benchmark)
+            subsets = sorted(set(outcomes.loc[outcomes["metric"] == metric, "subset"]))
+            row = mean_of_means_row(outcomes, metric, {s: [s] for s in subsets}, name, self.settings)
+            if row:
+                rows.append({"run": run.label, "benchmark": self.benchmark, **row})
+        if rows:
+            self.metrics = pd.concat([self.metrics, pd.DataFrame(rows)], ignore_index=True)
 
     def reload(self, **loader_options) -> list[Item]:
         """The benchmark's items again with other loader options (e.g. ViLMA's ``valid_only=False``)."""
@@ -56,31 +135,42 @@ class Report:
 
     def per_run(self, breakdown, **kwargs) -> pd.DataFrame:
         """``breakdown(outcomes, items, **kwargs)`` (a ``bench.metrics.breakdowns`` function) for every run, with a
-        ``run`` column."""
+        ``run`` column first."""
         from bench.metrics.dispatch import benchmark_outcomes, expand_items
 
         parts = []
         for run in self.runs:
             items = expand_items(self.items, run.pair, self.benchmark)
             outcomes = benchmark_outcomes(items, run.pair, run.choice, self.benchmark)
-            parts.append(breakdown(outcomes, items, **kwargs).assign(run=run.label))
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            table = breakdown(outcomes, items, **kwargs)
+            table.insert(0, "run", run.label)
+            parts.append(table)
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", *TABLE_COLUMNS])
 
-    def overall_by_run(self, names: Sequence[str]) -> pd.DataFrame:
-        """The overall value of ``names`` for every run with its frame policy, adapter and prompt (blind, single-frame
-        and multi-frame runs side by side)."""
-        rows = []
-        for run in self.runs:
-            label = run.label
-            policy = run.manifest.get("frame_policy") or {}
-            mine = self.metrics[(self.metrics["run"] == label) & (self.metrics["by"] == "all")
-                                & self.metrics["metric"].isin(names)]
-            row = {"run": label, "protocol": run.manifest.get("protocol"),
-                   "frames": ", ".join(f"{k}={v}" for k, v in policy.items()),
-                   "prompt": (run.manifest.get("prompt") or {}).get("name")}
-            row.update({m: round(100 * v, 1) for m, v in zip(mine["metric"], mine["value"])})
-            rows.append(row)
-        return pd.DataFrame(rows)
+    def sample_per_subset(self, most: int | None, seed: int = 0) -> list[Item]:
+        """The main items, at most ``most`` per subset drawn with a fixed seed (all of them for ``None``): for
+        dataset statistics too slow to compute on every item (a text encoder over a whole benchmark)."""
+        import random
+
+        groups: dict[str, list[Item]] = {}
+        for it in self.items:
+            if it.role == "main":
+                groups.setdefault(it.subset, []).append(it)
+        draw = random.Random(seed)
+        return [it for group in groups.values()
+                for it in (group if most is None or len(group) <= most else draw.sample(group, most))]
+
+    def durations(self) -> dict[str, float]:
+        """Seconds of each readable video of the items (missing videos are left out)."""
+        from bench.frames import durations
+
+        return durations([c.path for it in self.items for c in it.clips])
+
+    def run_settings(self) -> pd.DataFrame:
+        """Every run with its model, protocol, frame policy, prompt and failures (the manifest in words)."""
+        from bench.report.runs import runs_frame
+
+        return runs_frame(self.runs).drop(columns=["benchmark", "folder", "path"])
 
 
 def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_path: str | None = None,
@@ -89,10 +179,12 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
     """Read the runs of ``benchmark`` among ``runs`` (others are skipped) and their items.
 
     Items come from ``data_path`` when given, else from the runs themselves (every item any of them stored); with
-    neither, a clear error. Each run's metrics use the items that run was asked to score.
+    neither, a clear error. Each run's metrics use the items that run was asked to score. Runs sharing a name get their
+    folder name too.
     """
     stored = [read_run(path) for path in runs]
     mine = [run for run in stored if run.manifest.get("benchmark") == benchmark]
+    unique_labels(mine)
     if data_path:
         source = {"data_path": data_path, "video_root": video_root, "loader_options": dict(loader_options or {})}
         from bench.loaders import load
@@ -104,59 +196,16 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
                   "loader_options": m.get("loader_options") or {}}
         items = list({it.item_id: it for run in mine for it in run.items()}.values())
     else:
-        raise ValueError(f"no run of {benchmark} among the {len(stored)} given and no data_path: nothing to report")
+        theirs = sorted({str(r.manifest.get("benchmark")) for r in stored})
+        raise ValueError(f"no {benchmark} run among the {len(stored)} given (their benchmarks: "
+                         f"{', '.join(theirs) or 'none'}) and no data_path: nothing to report")
     settings = Settings(n_boot=n_boot)
     tables = [run_table(run, settings) for run in mine]
     metrics = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(
-        columns=["run", "benchmark", "metric", "by", "subset", "value", "ci_low", "ci_high", "chance", "n",
-                 "significant"])
+        columns=["run", "benchmark", *TABLE_COLUMNS])
     out = Path(out) / benchmark
     out.mkdir(parents=True, exist_ok=True)
-    return Report(benchmark, mine, items, metrics, out, tuple(formats), source)
-
-
-def score_table(metrics: pd.DataFrame, names: Sequence[str], by: str = "subset") -> pd.DataFrame:
-    """Runs x (metric, group) as printed: "61.2* [52.0, 70.1]" (% , CI, * above chance), with a chance row."""
-    rows = metrics[metrics["metric"].isin(names) & (metrics["by"] == by)].copy()
-    if rows.empty:
-        return pd.DataFrame()
-    rows["cell"] = [f"{100 * v:.1f}{'*' if s is True else ''} [{100 * lo:.1f}, {100 * hi:.1f}]"
-                    for v, s, lo, hi in zip(rows["value"], rows["significant"], rows["ci_low"], rows["ci_high"])]
-    rows["column"] = rows["metric"] + " " + rows["subset"].astype(str)
-    order = list(dict.fromkeys(rows["column"]))
-    wide = rows.pivot_table(index="run", columns="column", values="cell", aggfunc="first")[order]
-    chance = rows.drop_duplicates("column").set_index("column")["chance"].reindex(order)
-    wide.loc["chance"] = [f"{100 * c:.1f}" if pd.notna(c) else "" for c in chance]
-    wide.columns.name = None
-    return wide.reset_index()
-
-
-def beside_published(metrics: pd.DataFrame, published: pd.DataFrame, by: str = "subset") -> pd.DataFrame:
-    """Our runs' values (in %) in the rows of a published table, for the (subset, metric) cells it prints."""
-    if published.empty:
-        return pd.DataFrame()
-    benchmarks = set(metrics["benchmark"]) if "benchmark" in metrics else set()
-    aliases = spec(benchmarks.pop()).labels.get("aliases", {}) if len(benchmarks) == 1 else {}
-    published = published.assign(subset=published["subset"].map(lambda s: _name(s, aliases)))
-    cells = set(zip(published["subset"], published["metric"]))
-    ours = metrics[metrics["by"] == by]
-    ours = ours.assign(subset=ours["subset"].map(lambda s: _name(s, aliases)))
-    ours = ours[[(s, m) in cells for s, m in zip(ours["subset"], ours["metric"])]]
-    rows = pd.concat([
-        published.assign(source="published")[["source", "model", "subset", "metric", "value"]],
-        ours.assign(source="ours", model=ours["run"], value=100 * ours["value"])[
-            ["source", "model", "subset", "metric", "value"]],
-    ], ignore_index=True)
-    wide = rows.pivot_table(index=["source", "model"], columns=["metric", "subset"], values="value",
-                            aggfunc="first", sort=False)
-    wide.columns = [f"{m} {s}" for m, s in wide.columns]
-    return wide.round(1).reset_index()
-
-
-def _name(subset, aliases: dict[str, str]) -> str:
-    """Subset names compared across the papers' spelling and ours ("Agent Random" = "agent_random"); ``aliases``
-    names our subsets the way a paper does (``BenchmarkSpec.labels["aliases"]``)."""
-    name = str(subset).strip()
-    return aliases.get(name, name.replace("_", " ").lower())
-
-
+    (out / CONTENTS).unlink(missing_ok=True)
+    (out / HEADLINE).unlink(missing_ok=True)
+    pd.set_option("display.max_rows", None, "display.max_columns", None, "display.width", None)
+    return Report(benchmark, mine, items, metrics, out, check_formats(formats), source, settings)

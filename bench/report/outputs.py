@@ -1,24 +1,32 @@
-"""Writing report tables (CSV, Markdown, HTML) and figures (PNG, SVG through vl-convert) into an output folder."""
+"""Writing report tables (CSV, Markdown, HTML fragment) and figures (PNG, SVG through vl-convert) into an output
+folder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-import pandas as pd
+from bench.report.tables import Table, table_html, table_markdown
 
 FORMATS = ("png", "svg")
 
 
-def save_table(table: pd.DataFrame, out: str | Path, name: str, title: str = "") -> list[Path]:
-    """``<name>.csv`` (numbers as computed), ``<name>.md`` and ``<name>.html`` (for reading); returns the paths."""
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """The figure formats, checked: each among :data:`FORMATS`, at least one."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ValueError(f"figure formats must be among {', '.join(FORMATS)}, got {', '.join(formats) or 'none'}")
+    return tuple(formats)
+
+
+def save_table(table: Table, out: str | Path, name: str, title: str = "", caption: str = "") -> list[Path]:
+    """``<name>.csv`` (the numbers as computed), ``<name>.md`` and ``<name>.html`` (as printed); returns the paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path, html_path = out / f"{name}.csv", out / f"{name}.md", out / f"{name}.html"
-    table.to_csv(csv_path, index=False)
-    heading = f"### {title}\n\n" if title else ""
-    md_path.write_text(heading + (table.to_markdown(index=False) if len(table) else "_no rows_") + "\n")
-    html_path.write_text((f"<h3>{title}</h3>\n" if title else "") + table.to_html(index=False, na_rep="") + "\n")
+    table.data.to_csv(csv_path, index=False)
+    md_path.write_text(table_markdown(table, title, caption))
+    html_path.write_text(table_html(table, title, caption) + "\n")
     return [csv_path, md_path, html_path]
 
 
@@ -26,9 +34,7 @@ def save_chart(chart, out: str | Path, name: str, formats: Sequence[str] = FORMA
     """The chart as ``<name>.png`` / ``<name>.svg`` (rendered offline by vl-convert); returns the paths."""
     import vl_convert as vlc
 
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise ValueError(f"figure formats must be among {FORMATS}, got {unknown}")
+    formats = check_formats(formats)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     spec = chart.to_json()

@@ -71,6 +71,21 @@ def infer_family(model: str) -> str:
     return found
 
 
+def check_fits(model: str, family: str) -> None:
+    """A one-line error when ``model``'s config says it belongs to another family than ``family`` (nothing when the
+    config cannot be read or fits no family: the user's choice stands)."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(model)
+    except (OSError, ValueError):
+        return
+    found = family_of_config(config)
+    if found is not None and found != family:
+        raise ValueError(f"{model!r} is a {config.model_type!r} model of the {found} family; --family {family} does not "
+                         f"fit it (leave --family out, or use --family {found})")
+
+
 def check_protocol(family: str, protocol: str | None) -> str:
     """``protocol``, or the family's default, checked to be one the family serves."""
     if family not in FAMILIES:

@@ -1,5 +1,7 @@
-"""The run store: run folders (manifest, stored items, chunked score tables) and the score-table schemas."""
+"""The run store: run folders (manifest, stored items, chunked and compacted score tables, the writer lock) and the
+score-table schemas."""
 
-from bench.store.run import Run, RunWriter, read_run
+from bench.store.lock import RunLock, RunLockedError
+from bench.store.run import ChunkWriter, Run, RunWriter, read_run
 
-__all__ = ["Run", "RunWriter", "read_run"]
+__all__ = ["ChunkWriter", "Run", "RunLock", "RunLockedError", "RunWriter", "read_run"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from bench.items import Clip, Item
 
@@ -35,12 +37,31 @@ def _plain(value):
     raise TypeError(f"label value {value!r} cannot be stored")
 
 
-def items_from_table(table: pd.DataFrame) -> list[Item]:
-    """The items of :func:`items_table` again, equal to the originals."""
-    return [Item(r.benchmark, r.item_id, r.subset, tuple(Clip(**c) for c in json.loads(r.clips)), tuple(r.texts),
-                 tuple(tuple(t) for t in json.loads(r.truth)), labels=json.loads(r.labels), role=r.role,
-                 twin_id=None if pd.isna(r.twin_id) else r.twin_id)
-            for r in table.itertuples(index=False)]
+def items_from_table(table: pd.DataFrame | pa.Table) -> list[Item]:
+    """The items of :func:`items_table` again, equal to the originals. Repeated clip, truth and label records
+    (several items on one video, the same truth everywhere) are decoded once."""
+    if isinstance(table, pd.DataFrame):
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    columns = {name: table.column(name).to_pylist() for name in ITEM_COLUMNS}
+    clips = _decoded(lambda text: tuple(Clip(**c) for c in json.loads(text)))
+    truth = _decoded(lambda text: tuple(tuple(t) for t in json.loads(text)))
+    labels = _decoded(json.loads)
+    return [Item(benchmark, item_id, subset, clips(c), tuple(texts), truth(t), labels=dict(labels(lab)), role=role,
+                 twin_id=twin_id)
+            for benchmark, item_id, subset, role, twin_id, c, texts, t, lab in
+            zip(*(columns[name] for name in ITEM_COLUMNS))]
+
+
+def _decoded(decode: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``decode`` remembering its results (for immutable results, and label dicts copied by the caller)."""
+    memo: dict[str, Any] = {}
+
+    def once(text: str) -> Any:
+        found = memo.get(text)
+        if found is None:
+            found = memo[text] = decode(text)
+        return found
+    return once
 
 
 def write_items(path: Path, items: Iterable[Item]) -> None:
@@ -52,4 +73,4 @@ def write_items(path: Path, items: Iterable[Item]) -> None:
 
 def read_items(path: Path) -> list[Item]:
     """The items of a file written by :func:`write_items`."""
-    return items_from_table(pd.read_parquet(path))
+    return items_from_table(pq.read_table(path))

@@ -21,6 +21,14 @@
     answer   str    the raw answer text of an imported closed model ("" when none)
 
 ``failures`` table: item_id, stage, reason; items that could not be scored, never silently dropped.
+
+``scored`` table (the run's bookkeeping, ``Run.frames``): one row per item a chunk covers, scored or failed.
+    item_id  str
+    frames   str    JSON ``{clip key: [frame indices]}`` the item was scored on (``"0"``, ``"0+1"`` for joined clips)
+    notes    str    JSON list of frame notes (a clip shorter than the policy asks, a window clipped...)
+    chunk    int    the chunk: the item's position in the run's item order divided by the chunk size
+    launch   str    the launch that scored it (``manifest.json`` lists the launches with their world size)
+    rank     int    the rank of that launch that scored it
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 PAIR_COLUMNS: dict[str, str] = {
     "item_id": "object",
@@ -52,6 +61,19 @@ CHOICE_COLUMNS: dict[str, str] = {
     "answer": "object",
 }
 FAILURE_COLUMNS: dict[str, str] = {"item_id": "object", "stage": "object", "reason": "object"}
+SCORED_COLUMNS: dict[str, str] = {"item_id": "object", "frames": "object", "notes": "object", "chunk": "int64",
+                                  "launch": "object", "rank": "int64"}
+ARROW_SCHEMAS: dict[str, pa.Schema] = {
+    "pair": pa.schema([("item_id", pa.string()), ("clip", pa.int64()), ("text", pa.int64()), ("score", pa.float64()),
+                       ("logit_yes", pa.float64()), ("logit_no", pa.float64()), ("loglik_mean", pa.float64()),
+                       ("n_tokens", pa.float64()), ("answer", pa.string())]),
+    "choice": pa.schema([("item_id", pa.string()), ("axis", pa.string()), ("query", pa.int64()),
+                         ("options", pa.list_(pa.int64())), ("logits", pa.list_(pa.float64())),
+                         ("choice", pa.int64()), ("answer", pa.string())]),
+    "failures": pa.schema([("item_id", pa.string()), ("stage", pa.string()), ("reason", pa.string())]),
+    "scored": pa.schema([("item_id", pa.string()), ("frames", pa.string()), ("notes", pa.string()),
+                         ("chunk", pa.int64()), ("launch", pa.string()), ("rank", pa.int64())]),
+}
 AXES = ("text", "video")
 MEASURES = ("similarity", "p_yes", "loglik_sum", "neg_perplexity", "answer", "letter_logits")
 

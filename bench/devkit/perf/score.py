@@ -1,8 +1,14 @@
-"""``foilbench perf score``: the scoring pipeline against a naive loop, on the sample suite with tiny models.
+"""``foilbench perf score``: the scoring pipeline against a naive loop.
 
 The naive loop is what per-request harnesses do: for every request it decodes the clip's frames again and asks the
 model at batch size 1, reusing nothing. Ours batches across items, decodes each clip once (prefetched on worker
-threads) and embeds each distinct text once.
+threads, straight to the processor's size, encoded there) and embeds each distinct text once (Video-LLMs: each video
+once, its shared prompt prefix once).
+
+By default both run on the sample suite with tiny models. ``--realistic`` runs random-initialised models at the
+released sizes (:mod:`bench.devkit.perf.realistic`) on the VELOCITI-format workload at a real resolution, created
+directly on the device, saved and loaded by path as a user's model would be, and also prints the GPU busy fraction
+of each pipeline (NVML). Times include loading the model.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench.config import DataSource, ScoreConfig
+from bench.devkit.perf.gpu import BusySampler
 from bench.frames import policy, sample_frames
 from bench.store import read_run
 
@@ -24,17 +31,21 @@ def _sources(samples: dict) -> list[DataSource]:
             for name in BENCHMARKS]
 
 
-def naive(family: str, protocol_name: str, model: str, sources: list[DataSource], k: int) -> int:
-    """Ask every request on its own: fresh decode, batch size 1, a fresh backend cache per request; the model is
-    loaded once per benchmark, as our runner does."""
+def naive(family: str, protocol_name: str, model: str, sources: list[DataSource], k: int, device: str = "cpu",
+          dtype: str = "auto") -> int:
+    """Ask every request on its own: fresh decode, batch size 1, a fresh backend cache per request, whole requests
+    (no KV reuse), the processor on the CPU; the model is loaded once per benchmark, as our runner does."""
     from bench.registry import spec
     from bench.scoring.families import load_backend
     from bench.scoring.protocols import make_protocol
 
     frame_policy = policy("uniform", k=k)
+    options = {"reuse": "none"} if family == "videollm" else {}
+    if family in ("videollm", "contrastive"):
+        options["preprocess"] = "cpu"
     requests = 0
     for source in sources:
-        backend = load_backend(family, model)
+        backend = load_backend(family, model, device=device, dtype=dtype, **options)
         protocol = make_protocol(protocol_name, spec(source.benchmark))
         for it in source.load():
             for request, _ in protocol.requests(it):
@@ -47,14 +58,15 @@ def naive(family: str, protocol_name: str, model: str, sources: list[DataSource]
 
 
 def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: int, out: Path,
-         batch_size: int) -> int:
+         batch_size: int, device: str = "cpu", dtype: str = "auto") -> int:
     """The runner, as ``foilbench score`` runs it."""
     from bench.scoring.runner import score
 
     requests = 0
     for source in sources:
         run = score(ScoreConfig(source, model, family=family, protocol=protocol, frames=f"uniform:k={k}",
-                                batch_size=batch_size, out=out / f"{source.benchmark}-{protocol}", progress=False))
+                                batch_size=batch_size, device=device, dtype=dtype,
+                                out=out / f"{source.benchmark}-{protocol}", progress=False))
         found = read_run(run)
         requests += len(found.pair) + len(found.choice)
     return requests
@@ -80,3 +92,51 @@ def measure(frames: int = 8, batch_size: int = 16) -> None:
                 raise RuntimeError(f"{protocol}: ours scored {n_ours} requests, naive {n_naive}")
             print(f"{protocol:12s} tiny {tiny_name:8s} naive {n_naive / t_naive:8.1f} req/s   ours "
                   f"{n_ours / t_ours:8.1f} req/s   ratio {t_naive / t_ours:5.2f}x")
+
+
+def _timed(fn, *args, device: str = "cpu", **kwargs) -> tuple[int, float, BusySampler]:
+    with BusySampler(device) as busy:
+        start = time.perf_counter()
+        n = fn(*args, **kwargs)
+        seconds = time.perf_counter() - start
+    return n, seconds, busy
+
+
+def _busy(sampler: BusySampler) -> str:
+    return "   -" if sampler.fraction is None else f"{sampler.fraction:4.0%}"
+
+
+def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "auto", frames: int = 8,
+                      batch_size: int = 16, copies: int = 20, size: tuple[int, int] = (448, 448),
+                      overrides: dict | None = None, root: str | Path | None = None) -> list[dict]:
+    """Score the workload with each realistic model through our runner and the naive loop on ``device``; print
+    rows per second, the ratio and each pipeline's GPU busy fraction. ``overrides`` (name -> config overrides)
+    shrink the models for tests."""
+    from bench.devkit.perf.realistic import MODELS, save
+    from bench.devkit.perf.workload import velociti_at_scale
+    from bench.scoring.backends.base import torch_dtype
+
+    found = []
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        source = velociti_at_scale(Path(tmp) / "workload", copies, size)
+        print(f"workload: VELOCITI format, {copies} copies ({size[0]}x{size[1]} video), {frames} frames per clip, "
+              f"batch size {batch_size}, {device} ({dtype}); times include loading the model")
+        for name in models:
+            model = MODELS[name]
+            folder = save(name, Path(tmp) / "models" / name, device, torch_dtype(dtype, device),
+                          (overrides or {}).get(name))
+            n_ours, t_ours, busy_ours = _timed(ours, model.family, model.protocol, str(folder), [source], frames,
+                                               Path(tmp) / "runs" / name, batch_size, device=device, dtype=dtype)
+            n_naive, t_naive, busy_naive = _timed(naive, model.family, model.protocol, str(folder), [source], frames,
+                                                  device=device, dtype=dtype)
+            if n_ours != n_naive:
+                raise RuntimeError(f"{name}: ours scored {n_ours} requests, naive {n_naive}")
+            result = {"model": name, "rows": n_ours, "ours": n_ours / t_ours, "naive": n_naive / t_naive,
+                      "ratio": t_naive / t_ours, "busy_ours": busy_ours.fraction, "busy_naive": busy_naive.fraction}
+            found.append(result)
+            print(f"{name:14s} {model.protocol:10s} ours {result['ours']:7.1f} rows/s (GPU busy {_busy(busy_ours)})"
+                  f"   naive {result['naive']:7.1f} rows/s (GPU busy {_busy(busy_naive)})   ratio "
+                  f"{result['ratio']:5.2f}x")
+            if busy_ours.reason:
+                print(f"  {busy_ours.reason}")
+    return found

@@ -1,36 +1,79 @@
-"""What every backend shares: loading through transformers' ``Auto*`` classes, dtypes, and the manifest entries."""
+"""What every backend shares: loading through transformers' ``Auto*`` classes (or prebuilt parts), dtypes, the
+processor settings Foilbench fixes and records, the frame size to decode to, and the manifest entries."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from bench.frames.decode import Fit
 from bench.scoring.requests import Request, VideoRef
 
-Videos = Mapping[VideoRef, np.ndarray | None]
-"""Decoded frames (T x H x W x 3 uint8) per video ref; None or an empty array for no frames (blind)."""
+Videos = Mapping[VideoRef, Any]
+"""Per video ref: decoded frames (T x H x W x 3 uint8; None or an empty array for no frames, blind), or what the
+backend's :meth:`Backend.encode` made of them on a decode worker."""
+
+# Processor settings whose defaults changed between transformers versions: Foilbench sets them, whatever the version
+# or the model's preprocessor config says, so a run's pixels do not change under the user's feet. Frames are sampled
+# by Foilbench's frame policies, never again by the processor; Qwen2-VL's video processor applies the per-frame pixel
+# cap of the reference implementation (qwen-vl-utils; the default from transformers 5.22 on, opt-in before).
+FIXED_SETTINGS: dict[str, Any] = {"do_sample_frames": False, "cap_pixels_per_frame": True}
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """A processor and a model built in memory (benchmarks build random-initialised models at real configs): passed
+    instead of a model id (to a backend, or as ``ScoreConfig.model``), loaded as they are; ``name`` stands for it in
+    manifests."""
+
+    name: str
+    processor: Any
+    model: Any
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Backend:
-    """One model family. Subclasses load their model in ``__init__`` and implement :meth:`answer`."""
+    """One model family. Subclasses load their model in ``__init__`` and implement :meth:`answer`.
 
-    def __init__(self, model: str, *, device: str = "cpu", dtype: str = "auto", **options: object):
+    ``vision`` names the processor part that prepares frames (``image_processor`` or ``video_processor``).
+    """
+
+    vision = "image_processor"
+
+    def __init__(self, model: str | Prebuilt, *, device: str = "cpu", dtype: str = "auto", **options: object):
         if options:
             raise ValueError(f"unknown backend option(s) {sorted(options)} for {type(self).__name__}")
-        self.model_id = model
+        self.prebuilt = model if isinstance(model, Prebuilt) else None
+        self.model_id = model.name if isinstance(model, Prebuilt) else model
         self.device = device
         self.dtype_name = dtype
 
     def load(self, auto_class: str, preprocessor: str = "AutoProcessor") -> None:
         """Load ``self.processor`` (or tokenizer) and ``self.model`` through transformers' ``Auto*`` classes, by hub
-        id or local folder alike, in ``self.dtype`` on ``self.device``."""
+        id or local folder alike (or take the prebuilt ones), in ``self.dtype`` on ``self.device``; then fix the
+        processor settings of :data:`FIXED_SETTINGS`."""
         import transformers
 
         self.dtype = torch_dtype(self.dtype_name, self.device)
-        self.processor = getattr(transformers, preprocessor).from_pretrained(self.model_id)
-        model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
+        if self.prebuilt is not None:
+            self.processor, model = self.prebuilt.processor, self.prebuilt.model.to(self.dtype)
+        else:
+            self.processor = getattr(transformers, preprocessor).from_pretrained(self.model_id)
+            model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
         self.model = model.to(self.device).eval()
+        for part in processor_parts(self.processor).values():
+            for name, value in FIXED_SETTINGS.items():
+                if hasattr(part, name):
+                    setattr(part, name, value)
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether the model runs on a CUDA device (pinned host memory, non-blocking copies)."""
+        return str(self.device).startswith("cuda")
 
     def reset(self) -> None:
         """Forget what the backend cached between calls (text embeddings, likelihoods)."""
@@ -38,15 +81,99 @@ class Backend:
     def prepare(self, answers: Sequence[str]) -> None:
         """Check, before any scoring, that the backend can score these answer words (Video-LLMs override this)."""
 
+    def frame_fit(self) -> Fit | None:
+        """The size the processor resizes frames to, as a rule the decoder can follow (None: unknown, or a processor
+        that does not resize)."""
+        return fit_of(getattr(self.processor, self.vision, None))
+
+    def encode(self, frames: np.ndarray) -> Any:
+        """What the backend computes from one clip's frames before the model (runs on a decode worker thread, so
+        the processors of many clips run in parallel); the default keeps the frames."""
+        return frames
+
+    def check(self, requests: Sequence[Request], videos: Videos, batch_size: int) -> str | None:
+        """Check the backend's shortcuts on a first batch (Video-LLMs: KV-prefix reuse against whole requests);
+        returns a line for the console, or None when there is nothing to check."""
+        return None
+
     def answer(self, requests: Sequence[Request], videos: Videos, batch_size: int) -> np.ndarray:
         """One row of numbers per request (its width: :data:`bench.scoring.requests.ANSWER_WIDTH`, or the number of
         answers of :class:`~bench.scoring.requests.Ask` requests, NaN-padded)."""
         raise NotImplementedError
 
+    def to_device(self, tensor):
+        """``tensor`` on the model's device; floating tensors in the model's dtype; copied without blocking from
+        pinned memory."""
+        dtype = self.dtype if tensor.is_floating_point() else tensor.dtype
+        return tensor.to(self.device, dtype, non_blocking=self.on_cuda)
+
+    def pinned(self, tensor):
+        """``tensor`` in page-locked host memory when the model is on CUDA (so its copy overlaps compute)."""
+        return tensor.pin_memory() if self.on_cuda and tensor.device.type == "cpu" else tensor
+
     def describe(self) -> dict:
-        """Manifest entries: what exactly was run."""
+        """Manifest entries: what exactly was run, including the processors' effective settings."""
         return {"model": self.model_id, "revision": model_revision(self.model),
-                "model_class": type(self.model).__name__}
+                "model_class": type(self.model).__name__, "processor": processor_settings(self.processor)}
+
+
+def processor_parts(processor) -> dict[str, Any]:
+    """The image and video processors inside a processor (or the image processor itself)."""
+    parts = {name: getattr(processor, name) for name in ("image_processor", "video_processor")
+             if getattr(processor, name, None) is not None}
+    if not parts and hasattr(processor, "to_dict") and not hasattr(processor, "tokenizer"):
+        parts["image_processor"] = processor
+    return parts
+
+
+def processor_settings(processor) -> dict[str, Any]:
+    """The class and the effective settings (JSON values only) of each image and video processor."""
+    out: dict[str, Any] = {"class": type(processor).__name__}
+    for name, part in processor_parts(processor).items():
+        settings = {k: v for k, v in part.to_dict().items()
+                    if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+        for key in FIXED_SETTINGS:
+            if hasattr(part, key):
+                settings[key] = getattr(part, key)
+        out[name] = {"class": type(part).__name__, **settings}
+    return out
+
+
+def fit_of(part) -> Fit | None:
+    """The :class:`~bench.frames.decode.Fit` of an image or video processor: Qwen2-VL's ``smart_resize`` (with its
+    per-frame cap when on), or the generic resize of a ``shortest_edge`` or ``height`` x ``width`` size; None for a
+    processor that does not resize or resizes its own way."""
+    if part is None or not getattr(part, "do_resize", False):
+        return None
+    size = getattr(part, "size", None) or {}
+    size = size if isinstance(size, dict) else size.__dict__
+    if _is_qwen2_vl(part):
+        cap = bool(getattr(part, "cap_pixels_per_frame", False))
+        return Fit("qwen2_vl", factor=int(part.patch_size * part.merge_size), min_pixels=int(size["shortest_edge"]),
+                   max_pixels=int(size["longest_edge"]), video_tokens=int(part.max_video_tokens) if cap else 0,
+                   temporal=int(getattr(part, "temporal_patch_size", 1) or 1))
+    if not _generic_resize(part):
+        return None
+    if size.get("height") and size.get("width") and not size.get("shortest_edge"):
+        return Fit("exact", width=int(size["width"]), height=int(size["height"]))
+    if size.get("shortest_edge") and not size.get("longest_edge"):
+        return Fit("shortest_edge", edge=int(size["shortest_edge"]))
+    return None
+
+
+def _is_qwen2_vl(part) -> bool:
+    from transformers import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
+
+    return isinstance(part, (Qwen2VLVideoProcessor, Qwen2VLImageProcessor)) and hasattr(part, "merge_size")
+
+
+def _generic_resize(part) -> bool:
+    """Whether the processor resizes with transformers' own size rules (its class does not override ``resize``)."""
+    from transformers import BaseImageProcessor, BaseVideoProcessor
+    from transformers.image_processing_backends import PilBackend, TorchvisionBackend
+
+    owner = next((klass for klass in type(part).__mro__ if "resize" in vars(klass)), None)
+    return owner in (BaseVideoProcessor, BaseImageProcessor, TorchvisionBackend, PilBackend)
 
 
 def torch_dtype(name: str, device: str):

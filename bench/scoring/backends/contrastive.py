@@ -1,7 +1,9 @@
 """Contrastive image-text models (CLIP, SigLIP) applied to video frames, with a named pooling over frames.
 
-Each clip's frames are embedded once and each distinct text once; frames of all the clips of a batch of requests go
-through the image tower together. How frames become one score per (clip, text) is the ``pooling`` option
+Each clip's frames are embedded once and each distinct text once; the frames of ``batch_size`` clips go through the
+image tower in one forward pass. Each clip's frames go through the image processor on a decode worker
+(:meth:`ContrastiveBackend.encode`), or, on CUDA, on the GPU after a non-blocking copy of the pinned frames
+(``preprocess``: "auto", "cpu" or "device"). How frames become one score per (clip, text) is the ``pooling`` option
 (``-b pooling=NAME``; each benchmark's default is in its registry spec, the manifest records the one used):
 
 - ``normalized_mean``: L2-normalise each frame embedding, average, normalise again, cosine with the text
@@ -38,12 +40,15 @@ POOLINGS = {
 class ContrastiveBackend(Backend):
     """Similarities of clips and texts, pooled over frames as ``pooling`` says (:data:`POOLINGS`)."""
 
-    def __init__(self, model: str, *, pooling: str = "normalized_mean", **kwargs):
+    def __init__(self, model: str, *, pooling: str = "normalized_mean", preprocess: str = "auto", **kwargs):
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+        if preprocess not in ("auto", "cpu", "device"):
+            raise ValueError(f"preprocess must be auto, cpu or device, got {preprocess!r}")
         super().__init__(model, **kwargs)
         self.pooling = pooling
         self.load("AutoModel")
+        self.preprocess = "device" if preprocess == "device" or (preprocess == "auto" and self.on_cuda) else "cpu"
         self._texts: dict[str, np.ndarray] = {}
 
     def reset(self) -> None:
@@ -65,16 +70,38 @@ class ContrastiveBackend(Backend):
     def _max_length(self) -> int:
         return int(self.model.config.text_config.max_position_embeddings)
 
+    def encode(self, frames: np.ndarray):
+        """One clip's pixel tensor (T x 3 x H x W) from the image processor, on a decode worker; with
+        ``preprocess="device"`` the frames pinned for the copy (the processor then runs on the device)."""
+        if frames is None or not len(frames):
+            return frames
+        if self.preprocess == "device":
+            return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
+        return self.pinned(self._process_frames(frames).contiguous())
+
+    def _process_frames(self, frames) -> torch.Tensor:
+        """The image processor's pixel values of a clip's frames (on the device with ``preprocess="device"``)."""
+        kwargs = {}
+        if self.preprocess == "device":
+            frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
+            kwargs["device"] = self.device
+        return self.processor(images=list(frames), return_tensors="pt", **kwargs)["pixel_values"]
+
+    def _device_pixels(self, pixels: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The clips' pixel tensors, each copied to the device (without blocking, from pinned memory), concatenated
+        there."""
+        return torch.cat([self.to_device(p) for p in pixels])
+
     @torch.inference_mode()
-    def frame_features(self, clips: Sequence[np.ndarray], batch_size: int) -> list[torch.Tensor]:
-        """The raw image embeddings of every frame, one (frames x dim) tensor per clip; the frames of all clips are
-        embedded together, ``batch_size`` images per forward pass."""
-        frames = [frame for clip in clips for frame in clip]
+    def frame_features(self, clips: Sequence, batch_size: int) -> list[torch.Tensor]:
+        """The raw image embeddings of every frame, one (frames x dim) tensor per clip (frames, or what
+        :meth:`encode` made of them); the frames of ``batch_size`` clips go through the image tower together."""
         embs = []
-        for start in range(0, len(frames), batch_size):
-            inputs = self.processor(images=frames[start:start + batch_size], return_tensors="pt")
-            pixels = inputs["pixel_values"].to(self.device, self.dtype)
-            embs.append(_features(self.model.get_image_features(pixel_values=pixels)).float())
+        for start in range(0, len(clips), batch_size):
+            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point() else self._process_frames(clip)
+                      for clip in clips[start:start + batch_size]]
+            batch = self._device_pixels(pixels)
+            embs.append(_features(self.model.get_image_features(pixel_values=batch)).float())
         per_frame = torch.cat(embs)
         bounds = np.cumsum([0] + [len(clip) for clip in clips])
         return [per_frame[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
@@ -114,4 +141,5 @@ class ContrastiveBackend(Backend):
         return out
 
     def describe(self) -> dict:
-        return {**super().describe(), "pooling": self.pooling, "pooling_detail": POOLINGS[self.pooling]}
+        return {**super().describe(), "pooling": self.pooling, "pooling_detail": POOLINGS[self.pooling],
+                "preprocess": self.preprocess}

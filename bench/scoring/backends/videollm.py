@@ -6,12 +6,19 @@ the video (none for blind runs); the answer is the logit of each answer word's f
 The answer token ids are read off the model's own chat template: the first token of the assistant turn that answers
 "Yes" (or "A"), which must decode to that word alone and differ from the other answers' tokens.
 
-Speed: each video goes through the processor once; its texts are tokenized alone and the video placeholder expanded as
-the processor expands it (checked against the processor's own output, else every request is processed on its own).
+Speed: each video goes through the processor once, on a decode worker (:meth:`VideoLLMBackend.encode`), with a probe
+question; every request's text is tokenized alone and the video placeholder expanded as the processor expands it
+(checked against the processor's own output on the probe, else every request is processed on its own). On CUDA the
+processor runs on the GPU (``preprocess="auto"``): the worker only pins the decoded frames for an asynchronous copy.
 With KV reuse, the tokens a video's prompts share (the video and the prompt text before the caption) run once per
-video and only the differing suffixes run, batched against a copy of that cache. Without it, requests are batched
-whole with left padding. Both pass explicit position ids (Qwen2-VL's 3-D M-RoPE included), so a padded row computes
-exactly what the row computes alone. Blind runs (frame policy ``none``) send the same prompts without the video.
+video, the videos of several groups in one vision-tower call, and only the differing suffixes run, batched against a
+copy of that cache. Without it, requests are batched whole with left padding. Both pass explicit position ids
+(Qwen2-VL's 3-D M-RoPE included), so a padded row computes exactly what the row computes alone. Blind runs (frame
+policy ``none``) send the same prompts without the video. Answers stay on the device until the whole call is done.
+
+KV reuse checks itself (``reuse="auto"``): the runner's first batch is scored both ways (:meth:`VideoLLMBackend.check`)
+and a run whose cached answers differ from whole requests beyond the dtype's tolerance, or fail, scores whole requests;
+the manifest records the check (``details.reuse_check``).
 """
 
 from __future__ import annotations
@@ -26,8 +33,12 @@ from bench.scoring.backends.base import Backend, Videos
 from bench.scoring.requests import Ask
 
 REUSE_MODES = ("auto", "kv", "none")
-# Model types whose shared video prefix is KV-cached under ``reuse="auto"`` (each checked against no reuse in tests).
-KV_FAMILIES = frozenset({"qwen2_vl", "llava_onevision", "video_llava"})
+PREPROCESS_MODES = ("auto", "cpu", "device")
+# Model types whose KV reuse the test suite checks against whole requests; others get the same self-check.
+TESTED_KV = frozenset({"qwen2_vl", "llava_onevision", "video_llava"})
+PROBE = "?"
+# (absolute, relative) tolerance of the self-check on logits: float32, and 16-bit floats (about two bfloat16 steps).
+TOLERANCE = {"float32": (1e-3, 1e-3), "16-bit": (0.05, 0.02)}
 
 
 @dataclass
@@ -36,6 +47,18 @@ class _Prompt:
 
     prompt: str
     video: Hashable | None
+
+
+@dataclass
+class _Video:
+    """A clip through the processor once, with the probe question: its pixel tensors, the number of placeholder
+    tokens and each per-token output's (video, other) values (None: the expansion cannot be reproduced, so each
+    request is processed with ``frames``)."""
+
+    frames: object
+    n_video: int
+    values: dict[str, tuple[int, int]] | None
+    pixels: dict[str, torch.Tensor]
 
 
 @dataclass
@@ -52,22 +75,32 @@ class _Row:
 class VideoLLMBackend(Backend):
     """Loading, chat-template rendering, answer-token lookup and batched next-token logits.
 
-    ``reuse``: "kv" caches each video's shared prompt prefix, "none" runs every request whole, "auto" picks "kv" for
-    the model types in :data:`KV_FAMILIES`.
+    ``reuse``: "auto" caches each video's shared prompt prefix once :meth:`check` found it agrees with whole
+    requests, "kv" caches without checking, "none" runs every request whole. ``preprocess``: where the processor
+    works on the frames: "cpu" (on the decode workers), "device" (on the model's device), "auto" (the GPU when the
+    model is on CUDA, else the CPU).
     """
 
-    def __init__(self, model: str, *, reuse: str = "auto", **kwargs):
+    vision = "video_processor"
+
+    def __init__(self, model, *, reuse: str = "auto", preprocess: str = "auto", **kwargs):
         super().__init__(model, **kwargs)
         if reuse not in REUSE_MODES:
             raise ValueError(f"reuse must be one of {REUSE_MODES}, got {reuse!r}")
+        if preprocess not in PREPROCESS_MODES:
+            raise ValueError(f"preprocess must be one of {PREPROCESS_MODES}, got {preprocess!r}")
         self.load("AutoModelForImageTextToText")
-        model_type = getattr(self.model.config, "model_type", "")
-        self.reuse = reuse if reuse != "auto" else ("kv" if model_type in KV_FAMILIES else "none")
+        self.model_type = getattr(self.model.config, "model_type", "")
+        self.reuse_mode = reuse
+        self.reuse = "none" if reuse == "none" else "kv"
+        self.reuse_check: dict = {"status": "pending" if reuse == "auto" else f"not checked (reuse={reuse})"}
+        self.preprocess = "device" if preprocess == "device" or (preprocess == "auto" and self.on_cuda) else "cpu"
         self.tokenizer = self.processor.tokenizer
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         self.video_token_id = getattr(self.processor, "video_token_id", None)
         self._answer_ids: dict[str, int] = {}
         self._answer_source: dict[str, str] = {}
+        self._kv_rows = 0
 
     def prepare(self, answers: Sequence[str]) -> None:
         """Find (and check) the answer tokens before any scoring."""
@@ -117,8 +150,11 @@ class VideoLLMBackend(Backend):
 
     # -- tokens -------------------------------------------------------------------------------------------------------
 
-    def _process(self, prompt: str, frames: np.ndarray | None) -> dict[str, torch.Tensor]:
+    def _process(self, prompt: str, frames) -> dict[str, torch.Tensor]:
+        """The processor's output for one prompt (and its video: frames as an array, or a tensor on the device)."""
         kwargs = {"videos": [frames]} if frames is not None else {}
+        if frames is not None and self.preprocess == "device":
+            kwargs["device"] = self.device
         return dict(self.processor(text=[prompt], return_tensors="pt", **kwargs))
 
     @staticmethod
@@ -142,13 +178,24 @@ class VideoLLMBackend(Backend):
         return ids, {k: [video if t == self.video_token_id else other for t in ids]
                      for k, (video, other) in values.items()}
 
-    def _video_rows(self, prompts_: list[str], key: Hashable, frames: np.ndarray) -> list[_Row]:
-        """Rows for the prompts of one video: the processor runs once; per request only when the expansion of the
-        placeholder cannot be reproduced exactly."""
-        encoded = self._process(prompts_[0], frames)
-        ids, extras, pixels = self._split(encoded)
+    def encode(self, frames):
+        """A clip's frames through the processor (:class:`_Video`), on a decode worker; with ``preprocess="device"``
+        only pinned for the copy to the device (the processor then runs there, in :meth:`answer`)."""
+        if frames is None or not len(frames):
+            return frames
+        if self.preprocess == "device":
+            return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
+        return self._probe(frames)
+
+    def _probe(self, frames) -> _Video:
+        """The video through the processor with the probe question, and how its placeholder expands."""
+        if self.preprocess == "device":
+            frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
+        prompt = self.render(PROBE, True)
+        ids, extras, pixels = self._split(self._process(prompt, frames))
+        pixels = {k: self.pinned(v.contiguous()) if v.is_floating_point() else v.cpu() for k, v in pixels.items()}
         n_video = ids.count(self.video_token_id) if self.video_token_id is not None else 0
-        values = {}
+        values: dict[str, tuple[int, int]] | None = {}
         for name, column in extras.items():
             video = {v for t, v in zip(ids, column) if t == self.video_token_id}
             other = {v for t, v in zip(ids, column) if t != self.video_token_id}
@@ -156,21 +203,26 @@ class VideoLLMBackend(Backend):
                 values = None
                 break
             values[name] = (video.pop(), other.pop() if other else 0)
-        reproducible = n_video > 0 and values is not None
-        if reproducible:
-            try:
-                reproducible = self._expand(prompts_[0], n_video, values) == (ids, extras)
-            except ValueError:
-                reproducible = False
-        if reproducible:
-            return [_Row(*self._expand(p, n_video, values), key, pixels=pixels) for p in prompts_]
-        rows = [_Row(ids, extras, (key, 0), pixels=pixels)]
-        for i, prompt in enumerate(prompts_[1:], 1):
-            ids, extras, pixels = self._split(self._process(prompt, frames))
+        if n_video == 0 or values is None:
+            return _Video(frames, n_video, None, pixels)
+        try:
+            reproducible = self._expand(prompt, n_video, values) == (ids, extras)
+        except ValueError:
+            reproducible = False
+        return _Video(frames, n_video, values if reproducible else None, pixels)
+
+    def _video_rows(self, prompts_: list[str], key: Hashable, video: _Video) -> list[_Row]:
+        """Rows for the prompts of one video: its placeholder expanded as the processor does; each request through
+        the processor only when that expansion cannot be reproduced."""
+        if video.values is not None:
+            return [_Row(*self._expand(p, video.n_video, video.values), key, pixels=video.pixels) for p in prompts_]
+        rows = []
+        for i, prompt in enumerate(prompts_):
+            ids, extras, pixels = self._split(self._process(prompt, video.frames))
             rows.append(_Row(ids, extras, (key, i), pixels=pixels))
         return rows
 
-    def _rows(self, requests: Sequence[_Prompt], videos: dict[Hashable, np.ndarray]) -> list[_Row]:
+    def _rows(self, requests: Sequence[_Prompt], videos: dict[Hashable, _Video]) -> list[_Row]:
         """Every request as tokens with its explicit positions, in request order."""
         rows: list[_Row | None] = [None] * len(requests)
         by_video: dict[Hashable, list[int]] = {}
@@ -182,10 +234,26 @@ class VideoLLMBackend(Backend):
                 made = [_Row(*self._split(self._process(t, None))[:2], None) for t in texts]
             else:
                 made = self._video_rows(texts, key, videos[key])
+            first = made[0]
+            first.positions = self._positions(first)
             for i, row in zip(indices, made):
-                row.positions = self._positions(row)
+                if row is not first:
+                    row.positions = self._continued(first, row)
                 rows[i] = row
         return rows
+
+    def _continued(self, first: _Row, row: _Row) -> torch.Tensor | None:
+        """``row``'s positions from ``first``'s, when both have the same video and ``row`` only differs in text after
+        a text token: the shared part's positions, then one step further per token (text positions, M-RoPE's
+        included, grow by one); else computed anew."""
+        shared = self._shared([first, row])
+        at = shared - 1
+        tail_text = self.video_token_id not in row.ids[shared:]
+        if (first.positions is None or at < 0 or first.ids[at] == self.video_token_id or not tail_text
+                or row.pixels is not first.pixels or bool((first.positions[..., at:at + 1].diff(dim=0) != 0).any())):
+            return self._positions(row)
+        steps = torch.arange(1, len(row.ids) - shared + 1)
+        return torch.cat([first.positions[..., :shared], first.positions[..., at:at + 1] + steps], dim=-1)
 
     def _positions(self, row: _Row) -> torch.Tensor | None:
         """The position ids the model gives the unpadded row: Qwen2-VL's M-RoPE index (3 x L), else 0..L-1; None for
@@ -202,71 +270,72 @@ class VideoLLMBackend(Backend):
 
     # -- forward passes -----------------------------------------------------------------------------------------------
 
-    def _pixels(self, rows: Sequence[_Row]) -> dict[str, torch.Tensor]:
-        """The rows' video tensors concatenated in row order; pixel values in the model's dtype."""
+    def _device_pixels(self, rows: Sequence[_Row]) -> dict[str, torch.Tensor]:
+        """The rows' video tensors, each copied to the device (from pinned memory without blocking) and concatenated
+        there in row order; pixel values in the model's dtype."""
         with_video = [r for r in rows if r.video is not None]
         if not with_video:
             return {}
-        joined = {k: torch.cat([r.pixels[k] for r in with_video]) for k in with_video[0].pixels}
-        return {k: v.to(self.device, self.dtype) if k.startswith("pixel_values") else v.to(self.device)
-                for k, v in joined.items()}
+        return {k: torch.cat([self.to_device(r.pixels[k]) for r in with_video]) for k in with_video[0].pixels}
+
+    def _index(self, values: Sequence[int]) -> torch.Tensor:
+        """A small index tensor on the device, copied without blocking."""
+        return self.to_device(self.pinned(torch.tensor(values, dtype=torch.long)))
 
     @staticmethod
-    def _padded(seqs: Sequence[Sequence[int] | torch.Tensor], left: bool, fill: int) -> torch.Tensor:
+    def _padded(seqs: Sequence[Sequence[int] | torch.Tensor], fill: int) -> torch.Tensor:
         """Sequences (or position tensors, last dim the sequence) stacked along a new batch dim before the last,
-        padded with ``fill`` on the left or the right."""
+        padded with ``fill`` on the left."""
         seqs = [torch.as_tensor(s, dtype=torch.long) for s in seqs]
         width = max(s.shape[-1] for s in seqs)
         out = torch.full(seqs[0].shape[:-1] + (len(seqs), width), fill, dtype=torch.long)
         for i, s in enumerate(seqs):
-            n = s.shape[-1]
-            if left:
-                out[..., i, width - n:] = s
-            else:
-                out[..., i, :n] = s
+            out[..., i, width - s.shape[-1]:] = s
         return out
 
-    def _inputs(self, rows: Sequence[_Row], cut: Sequence[slice], left: bool) -> dict[str, torch.Tensor]:
-        """Padded tensors of the ``cut`` part of each row."""
+    def _inputs(self, rows: Sequence[_Row], cut: Sequence[slice]) -> dict[str, torch.Tensor]:
+        """Left-padded tensors of the ``cut`` part of each row."""
         ids = [r.ids[c] for r, c in zip(rows, cut)]
-        inputs = {"input_ids": self._padded(ids, left, self.pad_id),
-                  "attention_mask": self._padded([[1] * len(s) for s in ids], left, 0)}
+        inputs = {"input_ids": self._padded(ids, self.pad_id),
+                  "attention_mask": self._padded([[1] * len(s) for s in ids], 0)}
         if all(r.positions is not None for r in rows):
-            inputs["position_ids"] = self._padded([r.positions[..., c] for r, c in zip(rows, cut)], left, 0)
+            inputs["position_ids"] = self._padded([r.positions[..., c] for r, c in zip(rows, cut)], 0)
         for name in rows[0].extras:
-            inputs[name] = self._padded([r.extras[name][c] for r, c in zip(rows, cut)], left, 0)
-        return {k: v.to(self.device) for k, v in inputs.items()}
+            inputs[name] = self._padded([r.extras[name][c] for r, c in zip(rows, cut)], 0)
+        return {k: self.to_device(self.pinned(v)) for k, v in inputs.items()}
 
-    def _whole(self, rows: Sequence[_Row], token_ids: list[int]) -> torch.Tensor:
-        """Logits of ``token_ids`` after each whole row, left-padded in one batch."""
-        inputs = self._inputs(rows, [slice(None)] * len(rows), left=True)
-        logits = self.model(**inputs, **self._pixels(rows), logits_to_keep=1).logits[:, -1]
-        return logits[:, token_ids].float().cpu()
+    def _whole(self, rows: Sequence[_Row], token_ids: torch.Tensor) -> torch.Tensor:
+        """Logits of ``token_ids`` after each whole row, left-padded in one batch (on the device)."""
+        inputs = self._inputs(rows, [slice(None)] * len(rows))
+        logits = self.model(**inputs, **self._device_pixels(rows), logits_to_keep=1).logits[:, -1]
+        return logits.index_select(-1, token_ids).float()
 
-    def _cached(self, groups: Sequence[tuple[list[_Row], int]], token_ids: list[int], batch_size: int):
+    def _cached(self, groups: Sequence[tuple[list[_Row], int]], token_ids: torch.Tensor, batch_size: int):
         """Logits after each row of each (rows of one video, shared prefix length) group: the prefixes run once,
-        left-padded, into a KV cache; the suffixes run right-padded against copies of their prefix's cache rows.
-        Returns None when the model's cache is not a plain dynamic cache (the caller runs the rows whole)."""
+        left-padded, into a KV cache; the suffixes run left-padded too (padding between prefix and suffix is masked
+        and positions are explicit), so every row's answer position is the last column and ``logits_to_keep=1``
+        means the same in every transformers version. Returns None when the model's cache is not a plain dynamic
+        cache (the caller runs the rows whole)."""
         from transformers import DynamicCache
         from transformers.cache_utils import DynamicLayer
 
         heads = [rows[0] for rows, _ in groups]
-        prefix = self._inputs(heads, [slice(0, p) for _, p in groups], left=True)
-        cache = self.model(**prefix, **self._pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
+        prefix = self._inputs(heads, [slice(0, p) for _, p in groups])
+        cache = self.model(**prefix, **self._device_pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
             return None
         members = [(g, row, p) for g, (rows, p) in enumerate(groups) for row in rows]
         out = []
         for start in range(0, len(members), batch_size):
             batch = members[start:start + batch_size]
-            which = torch.tensor([g for g, _, _ in batch], device=self.device)
+            which = self._index([g for g, _, _ in batch])
             rows = [row for _, row, _ in batch]
-            suffix = self._inputs(rows, [slice(p, None) for _, _, p in batch], left=False)
+            suffix = self._inputs(rows, [slice(p, None) for _, _, p in batch])
             suffix["attention_mask"] = torch.cat([prefix["attention_mask"][which], suffix["attention_mask"]], dim=1)
             copy = DynamicCache([(keys[which], values[which]) for keys, values, _ in cache])
-            last = torch.tensor([[len(row.ids) - p - 1] for _, row, p in batch], device=self.device)
-            logits = self.model(**suffix, past_key_values=copy, use_cache=True, logits_to_keep=last).logits
-            out.append(logits[:, 0, token_ids].float().cpu())
+            logits = self.model(**suffix, past_key_values=copy, use_cache=True, logits_to_keep=1).logits
+            out.append(logits[:, -1].index_select(-1, token_ids).float())
+        self._kv_rows += len(members)
         return torch.cat(out)
 
     @staticmethod
@@ -284,11 +353,14 @@ class VideoLLMBackend(Backend):
         return (row.video is None,) + tuple((k, tuple(v.shape[1:])) for k, v in sorted(row.pixels.items()))
 
     @torch.inference_mode()
-    def next_logits(self, requests: Sequence[_Prompt], videos: dict[Hashable, np.ndarray], token_ids: list[int],
-                    batch_size: int) -> np.ndarray:
-        """Logits of ``token_ids`` at the answer position of each request (rows in request order)."""
+    def next_logits(self, requests: Sequence[_Prompt], videos: dict[Hashable, _Video], token_ids: list[int],
+                    batch_size: int, reuse: str | None = None) -> np.ndarray:
+        """Logits of ``token_ids`` at the answer position of each request (rows in request order), with KV reuse
+        as ``reuse`` says (default: the backend's)."""
+        reuse = reuse or self.reuse
         rows = self._rows(requests, videos)
-        result = torch.zeros(len(rows), len(token_ids))
+        tokens = self._index(token_ids)
+        done: list[tuple[list[int], torch.Tensor]] = []
         by_video: dict[Hashable, list[int]] = {}
         for i, row in enumerate(rows):
             by_video.setdefault(row.video, []).append(i)
@@ -300,7 +372,7 @@ class VideoLLMBackend(Backend):
             last_video = max((i for i, t in enumerate(members[0].ids) if t == self.video_token_id), default=-1)
             covers_video = shared > last_video
             reusable = len(indices) > 1 and shared > 0 and covers_video and members[0].positions is not None
-            if self.reuse == "kv" and reusable:
+            if reuse == "kv" and reusable:
                 groups.setdefault(self._shape_key(members[0]), []).append((indices, shared))
             else:
                 whole += indices
@@ -310,12 +382,12 @@ class VideoLLMBackend(Backend):
                 if entry is not None and (not batch or sum(len(i) for i, _ in batch) + len(entry[0]) <= batch_size):
                     batch.append(entry)
                     continue
-                logits = self._cached([([rows[i] for i in idx], p) for idx, p in batch], token_ids, batch_size)
+                logits = self._cached([([rows[i] for i in idx], p) for idx, p in batch], tokens, batch_size)
                 flat = [i for idx, _ in batch for i in idx]
                 if logits is None:
                     whole += flat
                 else:
-                    result[flat] = logits
+                    done.append((flat, logits))
                 batch = [entry] if entry is not None else []
         by_shape: dict[tuple, list[int]] = {}
         for i in whole:
@@ -323,27 +395,68 @@ class VideoLLMBackend(Backend):
         for indices in by_shape.values():
             for start in range(0, len(indices), batch_size):
                 chunk = indices[start:start + batch_size]
-                result[chunk] = self._whole([rows[i] for i in chunk], token_ids)
-        return result.numpy()
+                done.append((chunk, self._whole([rows[i] for i in chunk], tokens)))
+        result = np.zeros((len(rows), len(token_ids)), dtype=np.float32)
+        if done:
+            found = torch.cat([logits for _, logits in done]).cpu().numpy()
+            result[[i for indices, _ in done for i in indices]] = found
+        return result
 
-    def answer(self, requests: Sequence[Ask], videos: Videos, batch_size: int) -> np.ndarray:
-        """The logits of each request's answers (NaN-padded to the most answers of any request)."""
+    def _logits(self, requests: Sequence[Ask], videos: Videos, batch_size: int, reuse: str | None = None):
+        """(logits of each request's answers, NaN-padded to the most answers of any request)."""
         words = list(dict.fromkeys(w for r in requests for w in r.answers))
         token_ids = self.answer_ids(words)
-        arrays: dict[Hashable, np.ndarray] = {}
+        encoded: dict[Hashable, _Video] = {}
         prompts_ = []
         for r in requests:
             frames = videos.get(r.video) if r.video is not None else None
-            key = r.video if frames is not None and len(frames) else None
-            if key is not None:
-                arrays[key] = frames
+            key = r.video if isinstance(frames, _Video) or (frames is not None and len(frames)) else None
+            if key is not None and key not in encoded:
+                encoded[key] = frames if isinstance(frames, _Video) else self._probe(frames)
             prompts_.append(_Prompt(self.render(r.question, key is not None), key))
-        logits = self.next_logits(prompts_, arrays, token_ids, batch_size)
+        logits = self.next_logits(prompts_, encoded, token_ids, batch_size, reuse)
         out = np.full((len(requests), max((len(r.answers) for r in requests), default=0)), np.nan)
         for i, r in enumerate(requests):
             out[i, :len(r.answers)] = logits[i, [words.index(w) for w in r.answers]]
         return out
 
+    def answer(self, requests: Sequence[Ask], videos: Videos, batch_size: int) -> np.ndarray:
+        """The logits of each request's answers (NaN-padded to the most answers of any request)."""
+        return self._logits(requests, videos, batch_size)
+
+    def check(self, requests: Sequence[Ask], videos: Videos, batch_size: int) -> str | None:
+        """With ``reuse="auto"``, once: score ``requests`` with KV reuse and whole; keep KV reuse only when it runs
+        and agrees within :data:`TOLERANCE`. Returns the line the runner prints."""
+        if self.reuse_mode != "auto" or self.reuse_check["status"] != "pending":
+            return None
+        atol, rtol = TOLERANCE["float32" if self.dtype == torch.float32 else "16-bit"]
+        untested = "" if self.model_type in TESTED_KV else f" (model type {self.model_type!r} is not among the tested)"
+        try:
+            whole = self._logits(requests, videos, batch_size, reuse="none")
+        except Exception as err:  # noqa: BLE001 - the run goes on and records each item's failure
+            self.reuse = "none"
+            self.reuse_check = {"status": "not checked", "reason": f"whole requests failed: {type(err).__name__}"}
+            return f"KV-prefix reuse not checked: whole requests fail ({type(err).__name__}: {err}); reuse off"
+        self._kv_rows = 0
+        try:
+            cached = self._logits(requests, videos, batch_size, reuse="kv")
+            gap = np.abs(cached - whole)
+            bad = ~((gap <= atol + rtol * np.abs(whole)) | (np.isnan(cached) & np.isnan(whole)))
+            worst = float(np.nanmax(gap)) if gap.size and not np.isnan(gap).all() else 0.0
+            reason = f"max |diff| {worst:.3g} beyond {atol:g} + {rtol:g} x |logit|" if bad.any() else None
+        except Exception as err:  # noqa: BLE001 - an error of the cached path means whole requests
+            worst, reason = float("nan"), f"{type(err).__name__}: {err}"
+        self.reuse = "kv" if reason is None else "none"
+        self.reuse_check = {"status": "passed" if reason is None else "failed", "requests": len(requests),
+                            "cached_rows": self._kv_rows, "max_abs_diff": worst, "atol": atol, "rtol": rtol,
+                            "reason": reason}
+        if reason is None:
+            return (f"KV-prefix reuse checked{untested} on {len(requests)} requests ({self._kv_rows} through the "
+                    f"cache) against whole requests: max |diff| {worst:.3g}, within tolerance; reuse on")
+        return (f"KV-prefix reuse disagrees with whole requests{untested} on the first batch ({reason}): this run "
+                "scores whole requests")
+
     def describe(self) -> dict:
-        return {**super().describe(), "reuse": self.reuse, "answer_tokens": dict(self._answer_ids),
+        return {**super().describe(), "reuse": self.reuse, "reuse_check": dict(self.reuse_check),
+                "preprocess": self.preprocess, "answer_tokens": dict(self._answer_ids),
                 "answer_token_source": dict(self._answer_source)}

@@ -1,0 +1,139 @@
+"""The report's ``index.html``: the headline table (runs x benchmarks), the runs with their manifests, then one section
+per paper with every table and figure its notebook made, under their titles and captions."""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from bench import __version__
+from bench.report.context import CONTENTS, HEADLINE
+from bench.report.figures import png_width
+from bench.report.runs import runs_frame
+from bench.report.tables import STYLE, Table, percent, star_column, table_html
+from bench.registry import spec
+from bench.store import Run
+
+PAGE_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:88em;margin:1.5em auto;padding:0 1.5em;color:#222}
+h1{margin-bottom:.2em} h2{border-bottom:2px solid #ccc;padding-bottom:.2em;margin-top:2em}
+nav a{margin-right:1em} .meta{color:#555} .links{font-size:12px;margin-left:.6em}
+.fb-figure{margin:1em 0 2em} .fb-figure img{max-width:100%;border:1px solid #eee}
+.fb-figure figcaption{max-width:60em;margin:.3em 0} .failed{color:#b00020;font-weight:bold}
+.headline td small{display:block;color:#666;font-size:11px}
+""".strip()
+
+
+def headline_table(out: Path, benchmarks: Sequence[str]) -> Table | None:
+    """Runs x benchmarks: each run's headline number with interval, metric, chance, items and failures, from the
+    notebooks' ``headline.csv``. Rows are model set-ups (model, protocol, frames), named by their runs."""
+    parts = [pd.read_csv(out / b / HEADLINE) for b in benchmarks if (out / b / HEADLINE).is_file()]
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return None
+    rows = pd.concat(parts, ignore_index=True)
+    rows["setup"] = list(zip(rows["model"].fillna(""), rows["protocol"].fillna(""), rows["frames"].fillna("")))
+    if rows.duplicated(["setup", "benchmark"]).any():
+        rows["setup"] = [(*s, r) for s, r in zip(rows["setup"], rows["run"])]
+    names = rows.groupby("setup", sort=False)["run"].agg(lambda r: " / ".join(dict.fromkeys(r)))
+    rows["row"] = rows["setup"].map(names)
+    columns = list(dict.fromkeys(rows["benchmark"]))
+    star = star_column(rows)
+    shown = pd.DataFrame("", index=list(dict.fromkeys(rows["row"])), columns=columns)
+    for r in rows.to_dict("records"):
+        shown.at[r["row"], r["benchmark"]] = _headline_cell(r, star)
+    shown.index.name = "run"
+    notes = ["Each cell: the paper's main score of that run in % with its 95% interval (* different from chance at "
+             "p < 0.05), then the metric, its chance level, the items scored and the items that failed to score.",
+             "Rows: model set-ups (model, protocol, frame policy), named by their runs."]
+    return Table(shown, rows.drop(columns=["setup", "row"]), notes)
+
+
+def _headline_cell(r: Mapping, star: str) -> str:
+    """The HTML of one headline cell (escaped here: the table is rendered without escaping)."""
+    if pd.isna(r.get("value")):
+        return "<small>no score</small>"
+    mark = "*" if r.get(star) is True or str(r.get(star)) == "True" else ""
+    failed = int(r.get("failures") or 0)
+    failures = f"<span class='failed'>{failed} failed</span>" if failed else "0 failed"
+    return (f"<b>{percent(r['value'])}{mark}</b> [{percent(r['ci_low'])}, {percent(r['ci_high'])}]"
+            f"<small>{html.escape(str(r['metric_label']))} · chance {percent(r['chance'])} · {int(r['n'])} items · "
+            f"{failures}</small>")
+
+
+def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
+    files = entry["files"]
+    links = " ".join(f"<a href='{benchmark}/{html.escape(f)}'>{Path(f).suffix[1:].upper()}</a>" for f in files)
+    if entry["kind"] == "table":
+        fragment = folder / f"{entry['name']}.html"
+        body = fragment.read_text() if fragment.is_file() else ""
+        return body.replace("</figcaption>", f"<span class='links'>{links}</span></figcaption>", 1)
+    image = next((f for f in files if f.endswith(".png")), files[0])
+    width = f" width='{png_width((folder / image).read_bytes())}'" if image.endswith(".png") else ""
+    return (f"<figure class='fb-figure'><a href='{benchmark}/{html.escape(image)}'><img src='{benchmark}/"
+            f"{html.escape(image)}'{width} alt='{html.escape(entry['title'])}'></a><figcaption><b>"
+            f"{html.escape(entry['title'])}</b> {html.escape(entry['caption'])}<span class='links'>{links}</span>"
+            "</figcaption></figure>")
+
+
+def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], seconds: float) -> Path:
+    """``index.html``: headline, runs, then each paper's tables and figures; returns its path."""
+    sections = []
+    for benchmark, page in pages.items():
+        listing = out / benchmark / CONTENTS
+        contents = json.loads(listing.read_text()) if listing.is_file() else {"entries": []}
+        s = spec(benchmark)
+        body = [f"<h2 id='{benchmark}'>{html.escape(s.title)} <small class='meta'>{html.escape(s.paper)}</small></h2>",
+                f"<p class='meta'>The executed notebook, with its code: <a href='{page.relative_to(out)}'>"
+                f"{html.escape(page.stem)} notebook</a>.</p>"]
+        body += [_entry_html(benchmark, e, out / benchmark) for e in contents["entries"] if e["name"] != "headline"]
+        sections.append("\n".join(body))
+    headline = headline_table(out, list(pages))
+    commits = sorted({str((r.manifest.get("versions") or {}).get("git_commit") or "")[:10] for r in runs} - {""})
+    built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
+    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Foilbench report</title>",
+             f"<style>{PAGE_STYLE}\n{STYLE}</style></head><body>",
+             "<h1>Foilbench report</h1>",
+             f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
+             f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
+             f"<nav><a href='#headline'>Headline</a> <a href='#runs'>Runs</a> {nav}</nav>",
+             "<h2 id='headline'>Headline</h2>"]
+    if headline is not None:
+        headline.data.to_csv(out / HEADLINE, index=False)
+        parts.append(_raw_table_html(headline))
+    else:
+        parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
+    parts.append("<h2 id='runs'>Runs</h2>")
+    listed = runs_frame(runs)
+    listed.to_csv(out / "runs.csv", index=False)
+    runs_table = Table(listed.drop(columns="path").set_index("run"), listed)
+    if not runs:
+        parts.append("<p>No run was given.</p>")
+    else:
+        parts.append(table_html(runs_table, "Runs and their manifests",
+                                "What each run scored and how: model, family, protocol, frame policy, prompt, the "
+                                "score measure, items asked (and the limit), failures, status, the commit it was "
+                                "scored at and when, and its folder (full paths in runs.csv)."))
+    parts += sections
+    parts.append("</body></html>")
+    index = out / "index.html"
+    index.write_text("\n".join(parts))
+    return index
+
+
+def _raw_table_html(table: Table) -> str:
+    """The headline table, whose cells are HTML already."""
+    shown = table.shown.copy()
+    shown.index = [html.escape(str(i)) for i in shown.index]
+    shown.columns = [html.escape(str(c)) for c in shown.columns]
+    body = shown.to_html(escape=False, border=0, index_names=False)
+    notes = "<br>".join(html.escape(n) for n in table.notes)
+    return (f"<figure class='fb-table headline'><figcaption><span class='title'>Main score of each run on each "
+            f"benchmark</span> The number each paper leads with. <span class='links'><a href='headline.csv'>CSV"
+            f"</a></span></figcaption>{body}<p class='notes'>{notes}</p></figure>")

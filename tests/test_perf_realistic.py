@@ -1,0 +1,113 @@
+"""The GPU benchmarks' CPU-testable parts: realistic configs at the released sizes, their processors' real frame and
+token counts with tiny overrides, the NVML busy sampler, ``perf score --realistic`` and ``perf pipeline`` end to end
+with shrunken models."""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+
+import numpy as np
+import pytest
+import torch
+
+from bench.cli import main
+from bench.devkit.perf import gpu
+from bench.devkit.perf.realistic import MODELS, TINY, build
+
+# Parameters of the released checkpoints (config.json sizes; the weights' own counts).
+RELEASED = {"clip-vit-l14": 427.6e6, "qwen2vl-2b": 2.209e9, "qwen2vl-7b": 8.291e9, "llava-ov-0.5b": 0.894e9}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_realistic_configs_have_the_released_sizes(name):
+    _, config, model_class = MODELS[name].parts({})
+    with torch.device("meta"):
+        model = model_class(config)
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(RELEASED[name], rel=0.002)
+
+
+def test_shrunken_qwen2vl_keeps_the_real_448px_video_grid_and_runs():
+    built = build("qwen2vl-2b", TINY["qwen2vl-2b"])
+    prompt = built.processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Is it red?"}]}],
+        add_generation_prompt=True, tokenize=False)
+    frames = np.zeros((8, 448, 448, 3), np.uint8)
+    inputs = built.processor(text=[prompt], videos=[frames], return_tensors="pt")
+    assert inputs["video_grid_thw"].tolist() == [[4, 32, 32]]
+    assert int((inputs["input_ids"] == built.model.config.video_token_id).sum()) == 1024
+    assert tuple(inputs["pixel_values_videos"].shape) == (4096, 1176)
+    with torch.no_grad():
+        logits = built.model(**inputs, logits_to_keep=1).logits
+    assert logits.shape[-1] == 151936
+
+
+def test_shrunken_llava_onevision_and_clip_keep_their_real_frames():
+    ov = build("llava-ov-0.5b", TINY["llava-ov-0.5b"])
+    out = ov.processor.video_processor(videos=[np.zeros((8, 360, 640, 3), np.uint8)], return_tensors="pt")
+    assert tuple(out["pixel_values_videos"].shape) == (1, 8, 3, 384, 384)
+    clip = build("clip-vit-l14", TINY["clip-vit-l14"])
+    pixels = clip.processor(images=list(np.zeros((8, 360, 640, 3), np.uint8)), return_tensors="pt")["pixel_values"]
+    assert tuple(pixels.shape) == (8, 3, 224, 224)
+    assert clip.model.get_image_features(pixel_values=pixels).pooler_output.shape[-1] == 768
+
+
+def test_busy_sampler_says_why_it_cannot_measure(monkeypatch):
+    with gpu.BusySampler("cpu") as busy:
+        pass
+    assert busy.fraction is None and "not CUDA" in busy.reason
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    with gpu.BusySampler("cuda") as busy:
+        pass
+    assert busy.fraction is None and "install nvidia-ml-py" in busy.reason
+
+
+def test_busy_sampler_averages_nvml_utilisation(monkeypatch):
+    readings = iter([40, 60, 80] + [80] * 1000)
+
+    class NVMLError(Exception):
+        pass
+
+    def by_uuid(uuid):
+        raise NVMLError(uuid)
+
+    fake = types.SimpleNamespace(NVMLError=NVMLError, nvmlInit=lambda: None, nvmlDeviceGetHandleByUUID=by_uuid,
+                                 nvmlDeviceGetHandleByIndex=lambda index: ("gpu", index),
+                                 nvmlDeviceGetUtilizationRates=lambda h: types.SimpleNamespace(gpu=next(readings)))
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: types.SimpleNamespace(uuid="abc"))
+    with gpu.BusySampler("cuda:0", interval=0.01) as busy:
+        while len(busy.samples) < 3:
+            pass
+    assert busy.reason is None and busy._handle == ("gpu", 0)
+    assert busy.samples[:3] == [0.4, 0.6, 0.8] and 0.4 <= busy.fraction <= 0.8
+
+
+def test_perf_score_realistic_runs_end_to_end_with_shrunken_models(monkeypatch, tmp_path, capsys):
+    from bench.devkit.perf import score
+
+    measured = score.measure_realistic
+    monkeypatch.setattr(score, "measure_realistic",
+                        lambda *a, **k: measured(*a, overrides=TINY, root=tmp_path, **k))
+    assert main(["perf", "score", "--realistic", "--device", "cpu", "--models", "qwen2vl-2b", "--copies", "1",
+                 "--frames", "2"]) == 0
+    out = capsys.readouterr()
+    ratio = re.search(r"qwen2vl-2b\s+entail\s+ours\s+[\d.]+ rows/s .* ratio\s+([\d.]+)x", out.out)
+    assert ratio and float(ratio.group(1)) > 0
+    assert "GPU busy fraction not measured: the device is cpu" in out.out and "slow off a GPU" in out.err
+
+
+def test_perf_pipeline_prints_per_core_rates_and_the_margin(capsys):
+    assert main(["perf", "pipeline", "--models", "clip-vit-l14", "--copies", "1", "--frames", "2"]) == 0
+    out = capsys.readouterr().out
+    per_core = re.search(r"worker side :\s+([\d.]+) clips/s per core", out)
+    assert per_core and float(per_core.group(1)) > 0
+    assert "one H100 consumes ~470 clips/s with clip-vit-l14: margin" in out and "end to end" in out
+
+
+@pytest.mark.parametrize("args, message", [(["--models", "gpt5"], "--models takes"),
+                                           (["--video-size", "big"], "--video-size must look like")])
+def test_bad_perf_options_are_one_line_errors(capsys, args, message):
+    assert main(["perf", "pipeline", *args]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,24 @@
+"""The item list: a table of items with one column group per run (correct or not, margin); clicking a row selects
+the item, clicking a column title sorts by it (an anywidget; the rows arrive already sorted and formatted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import traitlets
+
+HERE = Path(__file__).parent
+
+
+class ItemList(anywidget.AnyWidget):
+    """``columns``: ``{"key", "title", "group", "kind"}`` each (kind "text", "correct" or "number"); ``rows``:
+    ``{"id", "cells"}`` each, cells as display strings in column order; ``selected``: the selected row's id;
+    ``sort``: ``[key, descending]``, set by clicking a column title."""
+
+    _esm = HERE / "itemlist.js"
+    _css = HERE / "viewer.css"
+    columns = traitlets.List().tag(sync=True)
+    rows = traitlets.List().tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    sort = traitlets.List(["order", False]).tag(sync=True)
