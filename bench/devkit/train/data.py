@@ -36,15 +36,17 @@ class Decoded:
         return {v: i for i, v in enumerate(self.videos)}
 
 
-def decode(split: Split, workers: int = 2, tick=lambda n: None) -> Decoded:
-    """Decode every clip of ``split`` (and every pair joined, in both orders) on ``workers`` threads; ``tick(n)``
-    reports progress in clips."""
+def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> Decoded:
+    """Decode every clip of ``split`` (and every pair joined, in both orders) at ``size`` (a backend's
+    ``frame_fit()``, as the runner's ``size="auto"`` decodes; None: the videos' own size) on ``workers`` threads;
+    ``tick(n)`` reports progress in clips."""
     videos = sorted({e.video for e in split.examples} | {v for p in split.pairs for v in p.videos})
-    requests = [(v, lambda v=v: sample_frames(Clip(split.path(v)), FRAME_POLICY).array) for v in videos]
+    requests = [(v, lambda v=v: sample_frames(Clip(split.path(v)), FRAME_POLICY, size=size).array) for v in videos]
     for p, pair in enumerate(split.pairs):
         clips = [Clip(split.path(v)) for v in pair.videos]
         for order in ((0, 1), (1, 0)):
-            requests.append(((p, order), lambda c=clips, o=order: sample_joined([c[i] for i in o], FRAME_POLICY).array))
+            requests.append(((p, order), lambda c=clips, o=order: sample_joined([c[i] for i in o], FRAME_POLICY,
+                                                                                   size=size).array))
     frames: dict = {}
     for key, result in prefetch(iter(requests), workers=workers, queue_size=4 * workers):
         if isinstance(result, FrameError):

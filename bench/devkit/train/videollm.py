@@ -18,10 +18,13 @@ import torch
 
 from bench.devkit.train.data import STYLES, Decoded, style
 from bench.devkit.train.schedule import optimizer_and_schedule
+from bench.devkit.world.split import Split
+from bench.registry import spec
 from bench.scoring import prompts
 
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
+VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined clips a caption is about
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,10 @@ class Recipe:
     forced: float = 0.0
 
 
-def corpus(data: Decoded) -> list[str]:
+def corpus(split: Split) -> list[str]:
     """The texts the tokenizer must know: every claim of the split in every style and option style, the prompts,
     the answers."""
-    texts = {t for e in data.split.examples for t in e.texts} | {c for p in data.split.pairs for c in p.captions}
+    texts = {t for e in split.examples for t in e.texts} | {c for p in split.pairs for c in p.captions}
     lines = [styled(t) for t in sorted(texts) for styled in (*STYLES, *prompts.OPTION_STYLE.values())]
     return lines + list(prompts.PROMPTS.values()) * 20 + ["Yes", "No", *prompts.letters(5)] * 200
 
@@ -135,7 +138,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             k = int(rng.integers(2))
             answer = "A" if order[0] == k else "B"
             answer = "A" if rng.random() < recipe.forced else answer
-            rows.append((prompts.PROMPTS[prompts.VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
+            rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
                          joined[(int(p), order)]))
         loss = _loss(model, questions, rows)
         optimizer.zero_grad(set_to_none=True)
