@@ -98,3 +98,28 @@ def by_foil_type(rows: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                       "high": 100 * high, "n": n, "chance": 100 * chance,
                       "p": binomial_p_value(right, n, chance), "above": low > chance})
     return pd.DataFrame(table)
+
+
+def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """How much each Video-LLM run leans to an answer, over every question it was asked (all benchmarks pooled): for
+    entail runs the mean P(Yes) (``score``) and the share of "Yes" (P(Yes) > 1/2); for mc runs the share of "A"
+    answers. One row per run: ``run``, ``protocol``, ``measure``, ``value`` (%), ``n``."""
+    from bench.store import read_run
+
+    rows: dict[tuple[str, str], list[np.ndarray]] = {}
+    for path in paths:
+        stored = read_run(path)
+        protocol = stored.manifest.get("protocol")
+        if protocol == "entail":
+            score = stored.pair["score"].dropna().to_numpy(float)
+            rows.setdefault((stored.label, "P(Yes)"), []).append(score)
+            rows.setdefault((stored.label, "share Yes"), []).append((score > 0.5).astype(float))
+        elif protocol == "mc":
+            answered = stored.choice[stored.choice["choice"] >= 0]
+            first = [options[0] == chosen for options, chosen in zip(answered["options"], answered["choice"])]
+            rows.setdefault((stored.label, "share A"), []).append(np.array(first, float))
+    table = []
+    for (run, measure), parts in rows.items():
+        values = np.concatenate(parts)
+        table.append({"run": run, "measure": measure, "value": 100 * float(values.mean()), "n": len(values)})
+    return pd.DataFrame(table, columns=["run", "measure", "value", "n"])

@@ -1,0 +1,188 @@
+"""The world's trained models, built on first use: ``trained_model(name)`` is the folder of a model trained on the
+world's training split, saved with ``save_pretrained`` (model and processor), which the scoring backends load by
+path exactly as they load a user's checkpoint.
+
+A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed, scale) and rebuilt when the
+stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
+for the first and uses its result. Every build is seeded: the same seed gives the same weights. Each model is first
+saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
+frame size then prepare the training frames: training sees exactly what scoring sees.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from bench.devkit.train import contrastive, videollm
+from bench.devkit.train.data import Decoded, decode
+from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer
+from bench.devkit.world.split import Split, training_split
+from bench.paths import data_home
+
+VERSION = "1"  # bump whenever a model's architecture, data or recipe changes
+STAMP = "BUILD_STAMP"
+FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How big a build is: the training split's size and the share of each recipe's steps (tests build tiny)."""
+
+    videos_per_kind: int = 120
+    pairs: int = 120
+    steps: float = 1.0
+
+
+FULL = Scale()
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A trained model: its scoring family, the protocols it is meant for, its training recipe at full scale, the
+    model it continues from (None: from scratch) and a one-line summary."""
+
+    family: str
+    protocols: tuple[str, ...]
+    recipe: contrastive.Recipe | videollm.Recipe
+    base: str | None
+    summary: str
+
+
+MODELS: dict[str, Spec] = {
+    "clip-world": Spec("contrastive", ("similarity",), contrastive.Recipe(300, batch=24), None,
+                       "CLIP, frame embeddings averaged: blind to the order of frames"),
+    "xclip-world": Spec("xclip", ("similarity",), contrastive.Recipe(800, batch=24, reversing=0.8), None,
+                        "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order"),
+    "qwen2vl-world": Spec("videollm", ("entail", "mc"), videollm.Recipe(400, batch=12, lr=2e-3, warmup=20), None,
+                          "Qwen2-VL taught to answer Yes/No and A/B about the world's videos"),
+    "qwen2vl-world-biased": Spec("videollm", ("entail", "mc"),
+                                 videollm.Recipe(40, batch=12, lr=1e-3, warmup=3, forced=0.5), "qwen2vl-world",
+                                 "qwen2vl-world taught further on answers partly forced to Yes / A"),
+}
+
+
+def models_home(home: str | Path | None = None) -> Path:
+    """Where trained models live: ``<home>/models`` (default home: :func:`bench.paths.data_home`)."""
+    return Path(home).expanduser().resolve() / "models" if home is not None else data_home() / "models"
+
+
+def trained_model(name: str, home: str | Path | None = None, *, seed: int = 0, scale: Scale = FULL,
+                  progress: bool = True) -> Path:
+    """The folder of the trained model ``name`` (one of :data:`MODELS`), built first when absent or built with
+    another :data:`VERSION`, ``seed`` or ``scale``. Load it by path like any checkpoint (family:
+    ``MODELS[name].family``)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown trained model {name!r}; choose one of {', '.join(MODELS)}")
+    spec = MODELS[name]
+    base = trained_model(spec.base, home, seed=seed, scale=scale, progress=progress) if spec.base else None
+    root = models_home(home)
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / name
+    stamp = {"version": VERSION, "name": name, "seed": seed, "scale": asdict(scale)}
+    with open(root / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second process waits here, then finds the first's build current
+        if _current(target, stamp):
+            return target
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+        try:
+            _build(spec, tmp / "model", base, root, seed, scale, progress, name)
+            (tmp / "model" / STAMP).write_text(json.dumps(stamp, sort_keys=True) + "\n")
+            if target.exists():
+                os.replace(target, tmp / "outdated")
+            os.replace(tmp / "model", target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _current(target: Path, stamp: dict) -> bool:
+    path = target / STAMP
+    return path.is_file() and json.loads(path.read_text()) == stamp
+
+
+_DECODED: dict[tuple, Decoded] = {}
+
+
+def training_data(root: Path, scale: Scale, seed: int, fit, progress: bool = True) -> Decoded:
+    """The training split under ``root`` decoded to the frame size ``fit`` (a backend's
+    :meth:`~bench.scoring.backends.base.Backend.frame_fit`), once per process."""
+    split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+    key = (str(split.root), scale, seed, fit)
+    if key not in _DECODED:
+        with _bar(progress, len(_clips(split)), "decoding the training split", "clip") as bar:
+            _DECODED[key] = decode(split, size=fit, tick=bar.update)
+    return _DECODED[key]
+
+
+def _clips(split: Split) -> set:
+    return {e.video for e in split.examples} | {v for p in split.pairs for v in p.videos} | \
+        {(p, o) for p in range(len(split.pairs)) for o in ((0, 1), (1, 0))}
+
+
+def _bar(progress: bool, total: int, what: str, unit: str):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=what, unit=unit, disable=not progress, leave=False, dynamic_ncols=True)
+
+
+def _backend(spec: Spec, folder: Path):
+    from bench.scoring.families import load_backend
+
+    return load_backend(spec.family, str(folder), device="cpu", dtype="float32")
+
+
+def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scale: Scale, progress: bool,
+           name: str) -> None:
+    torch.manual_seed(seed)
+    if base is not None:
+        shutil.copytree(base, out)
+        (out / STAMP).unlink()
+    elif spec.family == "videollm":
+        split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+        _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split))), out)
+    else:
+        tokenizer = clip_tokenizer(out / ".vocab")
+        _save(*(build_clip(tokenizer) if spec.family == "contrastive" else build_xclip(tokenizer, FRAMES)), out)
+        shutil.rmtree(out / ".vocab")
+    backend = _backend(spec, out)
+    data = training_data(root, scale, seed, backend.frame_fit(), progress)
+    recipe = replace(spec.recipe, steps=max(1, round(spec.recipe.steps * scale.steps)))
+    with _bar(progress, recipe.steps, f"training {name}", "step") as bar:
+        _TRAIN[spec.family](backend, data, recipe, seed, bar.update)
+    _save(backend.model, backend.processor, out)
+
+
+def _save(model, processor, out: Path) -> None:
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def _train_contrastive(backend, data: Decoded, recipe: contrastive.Recipe, seed: int, tick: Callable) -> None:
+    processor, model = backend.processor, backend.model
+    if backend.__class__.__name__ == "XCLIPBackend":
+        pixels, logits = contrastive.xclip_pixels(processor, data.frames), contrastive.xclip_logits
+        tokens = contrastive.Tokens(processor.tokenizer)
+    else:
+        pixels, logits = contrastive.clip_pixels(processor, data.frames), contrastive.clip_logits
+        tokens = contrastive.Tokens(processor.tokenizer, int(model.config.text_config.max_position_embeddings))
+    contrastive.train(model, logits, pixels, tokens, data, recipe, seed, tick)
+
+
+def _train_videollm(backend, data: Decoded, recipe: videollm.Recipe, seed: int, tick: Callable) -> None:
+    processor = backend.processor
+    videos = videollm.video_inputs(processor, data.frames)
+    joined = dict(zip(data.joined, videollm.video_inputs(processor, list(data.joined.values()))))
+    videollm.train(backend.model, processor, videos, joined, data, recipe, seed, tick)
+
+
+_TRAIN: dict[str, Callable] = {"contrastive": _train_contrastive, "xclip": _train_contrastive,
+                               "videollm": _train_videollm}

@@ -1,0 +1,98 @@
+"""The trained models' build (tiny scale: a few videos, a step or two): a folder the backends load by path and the
+runner scores, cached by its stamp, rebuilt when the version changes, the same weights from the same seed; and the
+by-foil-type table and the answer-bias measures derived from stored runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from safetensors.numpy import load_file
+
+from bench.devkit.train import build
+from bench.devkit.train.build import STAMP, Scale, trained_model
+from bench.devkit.train.evaluate import Model, answer_bias, by_foil_type, item_rows, score_world
+from bench.metrics.intervals import binomial_p_value, clopper_pearson
+from bench.scoring.families import load_backend
+from bench.store import read_run
+
+TINY = Scale(videos_per_kind=2, pairs=4, steps=0.01)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def clip_world(home):
+    return trained_model("clip-world", home, scale=TINY, progress=False)
+
+
+def _weights(folder) -> dict[str, np.ndarray]:
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_a_build_is_a_checkpoint_the_backend_loads_by_path_and_the_runner_scores(clip_world, sample, tmp_path):
+    backend = load_backend("contrastive", str(clip_world))
+    assert type(backend.model).__name__ == "CLIPModel"
+    runs = score_world({"clip": Model(str(clip_world), "contrastive", "similarity")}, sample, tmp_path,
+                       benchmarks=["vitatecs"], limit=6)
+    rows = item_rows(runs["clip"][0])
+    assert len(rows) == 6 and rows["foil_type"].notna().all() and rows["value"].isin([0.0, 1.0]).all()
+
+
+def test_the_cache_is_reused_and_a_version_bump_rebuilds(clip_world, home, monkeypatch):
+    stamp = clip_world / STAMP
+    before = stamp.stat().st_mtime_ns
+    assert trained_model("clip-world", home, scale=TINY, progress=False) == clip_world
+    assert stamp.stat().st_mtime_ns == before
+    monkeypatch.setattr(build, "VERSION", build.VERSION + "-next")
+    trained_model("clip-world", home, scale=TINY, progress=False)
+    assert json.loads(stamp.read_text())["version"] == build.VERSION
+
+
+def test_the_same_seed_gives_the_same_weights_and_another_seed_others(clip_world, tmp_path):
+    again = trained_model("clip-world", tmp_path / "again", scale=TINY, progress=False)
+    other = trained_model("clip-world", tmp_path / "other", scale=TINY, seed=1, progress=False)
+    first, second, third = _weights(clip_world), _weights(again), _weights(other)
+    assert first.keys() == second.keys()
+    assert all(np.array_equal(first[k], second[k]) for k in first)
+    assert not all(np.array_equal(first[k], third[k]) for k in first)
+
+
+def test_an_unknown_model_is_a_one_line_error(home):
+    with pytest.raises(ValueError, match="unknown trained model 'gpt'.*clip-world"):
+        trained_model("gpt", home)
+
+
+def test_the_by_foil_type_table_pools_items_over_benchmarks():
+    rows = pd.DataFrame({"run": "m", "benchmark": ["a", "a", "b", "b", "b", "a"],
+                         "item_id": list("uvwxyz"), "subset": "s",
+                         "foil_type": ["order", "order", "order", "count", "count", "count"],
+                         "value": [1.0, 0.0, 1.0, 1.0, 1.0, 0.5], "chance": [0.5, 0.5, 0.5, 0.5, 0.25, 0.25]})
+    table = by_foil_type(rows).set_index("foil_type")
+    for foil_type, group in rows.groupby("foil_type"):
+        right, n, chance = group["value"].sum(), len(group), group["chance"].mean()
+        low, high = clopper_pearson(right, n, 0.95)
+        row = table.loc[foil_type]
+        assert row["n"] == n and row["accuracy"] == pytest.approx(100 * right / n)
+        assert (row["low"], row["high"]) == pytest.approx((100 * low, 100 * high))
+        assert row["chance"] == pytest.approx(100 * chance)
+        assert row["p"] == pytest.approx(binomial_p_value(right, n, chance))
+        assert row["above"] == (low > chance)
+
+
+def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sample, tmp_path):
+    qwen = trained_model("qwen2vl-world", home, scale=TINY, progress=False)
+    model = {p: Model(str(qwen), "videollm", p) for p in ("entail", "mc")}
+    paths = [score_world({p: m}, sample, tmp_path, benchmarks=["velociti"], limit=3)[p][0] for p, m in model.items()]
+    bias = answer_bias(paths).set_index("measure")
+    entail, choice = read_run(paths[0]).pair, read_run(paths[1]).choice
+    assert bias.loc["P(Yes)", "value"] == pytest.approx(100 * entail["score"].mean())
+    assert bias.loc["share Yes", "value"] == pytest.approx(100 * (entail["score"] > 0.5).mean())
+    first = [o[0] == c for o, c in zip(choice["options"], choice["choice"])]
+    assert bias.loc["share A", "value"] == pytest.approx(100 * np.mean(first))
+    assert bias.loc["share A", "n"] == len(choice)
