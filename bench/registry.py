@@ -39,6 +39,9 @@ class BenchmarkSpec:
     ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
     ``backend_options``: model family -> the backend options the paper's own code implies (e.g. the contrastive
     ``pooling``); options given to a run (``-b KEY=VALUE``) override them, and the manifest records the result.
+    ``item_score``: the per-item outcomes (metric names of the module's ``outcomes``) that say "the true text won",
+    most preferred first; a run is judged by the first it has when runs are pooled over benchmarks
+    (:mod:`bench.metrics.pooled`).
     """
 
     name: str
@@ -54,6 +57,7 @@ class BenchmarkSpec:
     sample_layout: tuple[str, str] = ("data", "videos")
     labels: Mapping[str, Any] = field(default_factory=dict)
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    item_score: tuple[str, ...] = ()
 
     def backend_defaults(self, family: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The backend options of a run of ``family`` on this benchmark: this spec's defaults, then ``given``."""
@@ -118,6 +122,7 @@ register(BenchmarkSpec(
     labels={"tests": _VILMA_TESTS},
     # models/image/run_clip.py L144-155: per-frame softmax over the item's texts, averaged over frames
     backend_options={"contrastive": {"pooling": "frame_softmax"}},
+    item_score=("T",),
 ))
 register(BenchmarkSpec(
     name="vitatecs", title="VITATECS", paper="Li et al., 2023",
@@ -128,6 +133,7 @@ register(BenchmarkSpec(
     sample_writer="bench.devkit.world.benchmarks:write_vitatecs", sample_layout=("data", "videos"),
     # CLIP4Clip mean pooling (X-CLIP/modules/modeling.py L392-394): normalise frames, average, normalise
     backend_options={"contrastive": {"pooling": "normalized_mean"}},
+    item_score=("accuracy",),
 ))
 register(BenchmarkSpec(
     name="velociti", title="VELOCITI", paper="Saravanan et al.",
@@ -142,6 +148,7 @@ register(BenchmarkSpec(
                         "chrono": "event chronology"}},
     # clip_eval.py L131-136: raw frame features averaged, then normalised
     backend_options={"contrastive": {"pooling": "raw_mean"}},
+    item_score=("ClassicVLE", "MC A∧B"),
 ))
 register(BenchmarkSpec(
     name="videocon", title="VideoCon", paper="Bansal et al.",
@@ -151,6 +158,7 @@ register(BenchmarkSpec(
     importers={"videocon": "bench.importers.videocon:import_videocon",
                "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_videocon", sample_layout=("data", "videos"),
+    item_score=("caption > contrast", "accuracy", "caption chosen"),
 ))
 register(BenchmarkSpec(
     name="vinoground", title="Vinoground", paper="Vinoground (anonymous review copy)",
@@ -160,4 +168,5 @@ register(BenchmarkSpec(
     importers={"vinoground": "bench.importers.vinoground:import_vinoground",
                "answers": "bench.importers.common:import_answers"},
     sample_writer="bench.devkit.world.benchmarks:write_vinoground", sample_layout=(".", "."),
+    item_score=("text", "text (A/B)"),
 ))

@@ -14,11 +14,14 @@ EXAMPLE = """examples:
   foilbench metrics runs/vilma-clip
   foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --level 0.99
   foilbench metrics runs/videocon-owlcon --ties expected --by misalignment --json > videocon.json
+  foilbench metrics runs/*-xclip runs/*-clip --pool foil_type
 
 Values, intervals and chance levels print as percentages. Ties follow --ties (default official: what each
 benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
 decided. '*' marks a result whose interval lies above chance (for "MC bias (B-A)": excludes 0, a choice bias);
-'holm' repeats the mark after Holm's correction over the rows of one breakdown.
+'holm' repeats the mark after Holm's correction over the rows of one breakdown. --pool LABEL pools runs of the
+same name over benchmarks: one judgement per item (did the true text win, by the benchmark's own per-item score),
+accuracy per value of LABEL.
 """
 
 
@@ -100,12 +103,51 @@ def describe(settings, ties: str) -> str:
             f"interval, one-sided p < {settings.alpha:.3g}; holm = the same after Holm's correction per breakdown")
 
 
+def format_pooled(table) -> str:
+    """A pooled table (:func:`bench.metrics.pooled.pooled_table`) as aligned text, one block per run."""
+    import pandas as pd
+
+    if not len(table):
+        return "  (no rows)"
+    label = table["label"].iloc[0]
+    shown = pd.DataFrame({
+        "run": table["run"], label: table["value"],
+        "accuracy": [f"{a:.1f}" + ("*" if above else "") for a, above in zip(table["accuracy"], table["above"])],
+        "CI": [f"[{lo:.1f}, {hi:.1f}]" for lo, hi in zip(table["low"], table["high"])],
+        "chance": [f"{c:.1f}" for c in table["chance"]], "n": table["n"],
+        "p": ["-" if math.isnan(p) else f"{p:.2g}" for p in table["p"]]})
+    return shown.sort_values(["run", label], kind="stable").to_string(index=False)
+
+
+def pooled(args: argparse.Namespace) -> int:
+    """Print (or dump as JSON) the runs pooled over benchmarks by ``args.pool``."""
+    from bench.metrics.pooled import pool_runs
+    from bench.store import read_run
+
+    runs = [read_run(p) for p in args.runs]
+    table = pool_runs(runs, args.pool, args.level, args.ties)
+    if args.json:
+        json.dump({"settings": {"level": args.level, "ties": args.ties, "pool": args.pool},
+                   "rows": [{k: _jsonable(v) for k, v in rec.items()} for rec in table.to_dict(orient="records")]},
+                  sys.stdout, indent=1, ensure_ascii=False)
+        print()
+    else:
+        benchmarks = ", ".join(dict.fromkeys(r.manifest["benchmark"] for r in runs))
+        print(f"== pooled by {args.pool} over {len(runs)} run(s) of {benchmarks}: accuracy (%) with "
+              f"{args.level:.0%} exact interval, mean chance; * = chance below the interval; ties: {args.ties}")
+        print(format_pooled(table))
+    sys.stdout.flush()
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute and print (or dump as JSON) the metric tables of the given runs."""
     import pandas as pd
 
     from bench.metrics.aggregate import Settings
 
+    if args.pool:
+        return pooled(args)
     settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed)
     results = compute(args.runs, settings, args.by or None, args.ties)
     if args.metric:
@@ -172,4 +214,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--by", action="append", metavar="LABEL",
                         help="item label to break down by, repeatable (default: the benchmark's usual ones)")
     parser.add_argument("--metric", action="append", metavar="NAME", help="only this metric, repeatable")
+    parser.add_argument("--pool", metavar="LABEL",
+                        help="pool runs of the same name over benchmarks and print accuracy per value of this item "
+                             "label (e.g. foil_type of the generated world)")
     parser.set_defaults(func=run)

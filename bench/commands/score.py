@@ -95,7 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=list(PROTOCOLS), help="what is asked (default: the family's first)")
     p.add_argument("--frames", default="uniform:k=8",
                    help="frame policy NAME[:KEY=VALUE,...] (default uniform:k=8; e.g. fps:fps=1,max_frames=12, "
-                        "segment_midpoints:k=32, second_middles, none for a blind run)")
+                        "segment_midpoints:k=32, second_middles, none for a blind run; add order=reverse to "
+                        "feed the frames backwards)")
     p.add_argument("--prompt", help="protocol prompt name or a template with {caption} (entail) or {option_a} and "
                                     "{option_b} / {options} (mc); default: the benchmark's own")
     p.add_argument("--batch-size", type=int, default=8, help="requests per forward pass, halved on out-of-memory "

@@ -2,7 +2,8 @@
 
 Every policy takes ``(first, count, fps, params, key)``: the window's first frame index, how many frames it has, the
 video's frame rate, the policy's parameters and a string identifying the clip (for seeded policies). It returns the
-chosen absolute indices in time order and notes on any fallback (never silent padding).
+chosen absolute indices in time order and notes on any fallback (never silent padding). The frames are decoded in
+time order and then fed in :func:`feeding_order` (``order=reverse`` for a control).
 """
 
 from __future__ import annotations
@@ -148,14 +149,30 @@ def single_mode(value: object) -> str | None:
     return None if value in ("middle", "random") else f"must be 'middle' or 'random', got {value!r}"
 
 
-# Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None).
+ORDERS = ("forward", "reverse")
+
+
+def frame_order(value: object) -> str | None:
+    """What is wrong with ``value`` as the order frames are fed in, or None."""
+    return None if value in ORDERS else f"must be one of {', '.join(ORDERS)}, got {value!r}"
+
+
+def feeding_order(n: int, params: dict) -> list[int]:
+    """Positions of the ``n`` chosen frames in the order they are fed to the model: as played (``order=forward``,
+    the default) or played backwards (``order=reverse``: a control, under which a model that reads time loses its
+    advantage on order and direction foils)."""
+    return list(range(n))[::-1] if params.get("order") == "reverse" else list(range(n))
+
+
+# Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None); every
+# policy that picks frames also takes ``order`` (:func:`feeding_order`).
 PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
-    "uniform": {"k": positive_integer},
-    "fps": {"fps": positive_number, "max_frames": positive_integer},
-    "segment_midpoints": {"k": positive_integer},
-    "second_middles": {},
-    "quarter_seconds": {},
-    "consecutive": {"k": positive_integer, "seed": integer},
+    "uniform": {"k": positive_integer, "order": frame_order},
+    "fps": {"fps": positive_number, "max_frames": positive_integer, "order": frame_order},
+    "segment_midpoints": {"k": positive_integer, "order": frame_order},
+    "second_middles": {"order": frame_order},
+    "quarter_seconds": {"order": frame_order},
+    "consecutive": {"k": positive_integer, "seed": integer, "order": frame_order},
     "single": {"mode": single_mode, "seed": integer},
     "none": {},
 }

@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED
+from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED, feeding_order
 from bench.items import Clip
 
 
@@ -45,6 +45,8 @@ def policy(name: str, **params: object) -> FramePolicy:
         problem = accepted[key](value)
         if problem:
             raise ValueError(f"frame policy {name!r}: {key} {problem}")
+    if params.get("order") == "forward":  # the default: the same policy, the same identity
+        params = {k: v for k, v in params.items() if k != "order"}
     return FramePolicy(name, tuple(sorted(params.items())))
 
 
@@ -128,9 +130,19 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
         return Frames(np.zeros((0, height, width, 3), np.uint8), [], [], 0.0, clip.path, ["no frames (blind)"])
     count, fps = decode.probe(clip.path, backend)
     first, length, notes = window_frames(clip, count, fps)
-    indices, more = POLICIES[frame_policy.name](first, length, fps, dict(frame_policy.params), _key(clip))
+    params = dict(frame_policy.params)
+    indices, more = POLICIES[frame_policy.name](first, length, fps, params, _key(clip))
     array = decode.read(clip.path, indices, backend, size)
-    return Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more)
+    return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more), params)
+
+
+def _fed(frames: Frames, params: dict) -> Frames:
+    """``frames`` (decoded in time order) rearranged in the order the policy feeds them."""
+    order = feeding_order(len(frames.indices), params)
+    if order == list(range(len(order))):
+        return frames
+    return Frames(frames.array[order], [frames.indices[i] for i in order], [frames.timestamps[i] for i in order],
+                  frames.fps, frames.path, frames.notes, [frames.segments[i] for i in order] if frames.segments else [])
 
 
 def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float = 2.0, *,
@@ -159,7 +171,8 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
         joined_length = int(round(length / fps * rate))
         spans.append((n, start, joined_length))
         start += joined_length
-    chosen, notes = POLICIES[frame_policy.name](0, start, rate, dict(frame_policy.params), "|".join(map(_key, clips)))
+    params = dict(frame_policy.params)
+    chosen, notes = POLICIES[frame_policy.name](0, start, rate, params, "|".join(map(_key, clips)))
     chosen = set(chosen)
     for segment, s, length in spans:
         if length and not any(s <= i < s + length for i in chosen):
@@ -186,8 +199,8 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
     black = np.zeros_like(decoded[0][0])
     streams = {n: iter(arrays) for n, arrays in decoded.items()}
     frames = [next(streams[seg]) if seg >= 0 else black for seg in segments]
-    return Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips), notes,
-                  segments)
+    return _fed(Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips),
+                       notes, segments), params)
 
 
 def durations(paths: Sequence[str], backend: str = "decord") -> dict[str, float]:

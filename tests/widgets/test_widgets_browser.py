@@ -27,7 +27,7 @@ from widgets.runs import find_runs
 
 pytestmark = pytest.mark.browser
 FLAGS = CHROMIUM_FLAGS + ["--autoplay-policy=no-user-gesture-required"]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROBABILITY_ONLY = ("StrictVLE", "pos acc", "neg acc | pos")
 CHOICE = re.compile(r"chose [AB] \((caption|foil)\) in order A=(caption|foil), B=(caption|foil) · logits A \S+, B \S+")
 

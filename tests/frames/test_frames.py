@@ -98,6 +98,8 @@ def test_policy_arguments_are_checked():
     ("uniform:k", "frame policy parameter must be KEY=VALUE, got 'k' in 'uniform:k'"),
     ("uniform:=8", "frame policy parameter must be KEY=VALUE, got '=8'"),
     ("uniform:k=8,k=4", "frame policy parameter 'k' given twice in 'uniform:k=8,k=4'"),
+    ("uniform:k=8,order=backwards", "frame policy 'uniform': order must be one of forward, reverse, got 'backwards'"),
+    ("single:order=reverse", r"frame policy 'single' takes \['mode', 'seed'\]; missing \[\], unknown \['order'\]"),
     ("none:k=1", r"frame policy 'none' takes no parameters; missing \[\], unknown \['k'\]"),
 ])
 def test_bad_policies_are_one_line_errors_before_any_video_is_read(text, message):
@@ -117,6 +119,25 @@ def test_frames_come_back_in_order_with_their_timestamps(video, backend):
     assert frames.array.shape == (6, 64, 64, 3) and frames.array.dtype == np.uint8
     assert read_numbers(frames.array) == frames.indices == [0, 12, 24, 35, 47, 59]
     assert frames.timestamps == pytest.approx([i / FPS for i in frames.indices])
+
+
+@pytest.mark.parametrize("text", ["uniform:k=6", "fps:fps=2,max_frames=5", "segment_midpoints:k=4",
+                                  "second_middles", "quarter_seconds", "consecutive:k=5,seed=1"])
+def test_reversed_order_feeds_the_same_frames_backwards(video, text):
+    forward = sample_frames(Clip(video), parse_policy(text))
+    backward = sample_frames(Clip(video), parse_policy(text + ("," if ":" in text else ":") + "order=reverse"))
+    assert len(forward.indices) > 1 and backward.indices == forward.indices[::-1]
+    assert read_numbers(backward.array) == backward.indices
+    assert backward.timestamps == forward.timestamps[::-1]
+    assert parse_policy(text + ("," if ":" in text else ":") + "order=forward") == parse_policy(text)
+
+
+def test_reversed_joined_clips_play_the_second_clip_first(video, tmp_path):
+    other = str(write_video(tmp_path / "b.mp4", numbered(30)[::-1].copy(), FPS))
+    forward = sample_joined([Clip(video), Clip(other)], policy("uniform", k=12))
+    backward = sample_joined([Clip(video), Clip(other)], policy("uniform", k=12, order="reverse"))
+    assert backward.segments == forward.segments[::-1] and backward.segments[0] == 1
+    assert np.array_equal(backward.array, forward.array[::-1])
 
 
 def test_backends_return_the_same_frames(video):

@@ -14,7 +14,7 @@ import pytest
 
 from widgets.proxy import ProxyServer, RefusedFile, byte_range
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

@@ -35,7 +35,7 @@ from widgets.linking import bars_chart, linked_bars, linked_scatter, scatter_cha
 from widgets.proxy import ProxyServer, make_proxy, proxy_path, proxy_size
 from widgets.runs import find_runs, resolve_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROBABILITY_ONLY = {"StrictVLE", "pos acc", "neg acc | pos"}
 MC = re.compile(r"chose ([A-Z]) \((caption|foil)\) in order A=(caption|foil), B=(caption|foil) · logits A (\S+), B (\S+)")
 

@@ -1,0 +1,67 @@
+"""Runs pooled over benchmarks by an item label: the same model set-up scored on several benchmarks, one judgement
+per item (did the true text win?), then accuracy per value of a label such as ``foil_type`` with its exact interval,
+mean chance level and the exact binomial test against it.
+
+Each run is judged by its benchmark's ``item_score`` (:class:`bench.registry.BenchmarkSpec`): the first of those
+per-item outcomes its benchmark's metric module gives for the run (ViLMA ``T``, VITATECS ``accuracy``, VELOCITI
+``ClassicVLE`` or ``MC A∧B``, VideoCon ``caption > contrast`` or ``accuracy``, Vinoground ``text``). Runs are pooled
+by their label (the manifest's ``name``): give the runs of one set-up the same name.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from bench.metrics.dispatch import benchmark_outcomes
+from bench.metrics.intervals import binomial_p_value, clopper_pearson
+from bench.metrics.ties import DEFAULT_TIES
+from bench.registry import spec
+
+ITEM_COLUMNS = ["run", "benchmark", "item_id", "subset", "metric", "value", "chance"]
+POOLED_COLUMNS = ["run", "label", "value", "accuracy", "low", "high", "n", "chance", "p", "above"]
+
+
+def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """One row per main item of a stored run (``bench.store.Run``): :data:`ITEM_COLUMNS` (value 1 right, 0 wrong,
+    NaN when the item failed to score) plus every label of the items."""
+    benchmark = spec(run.manifest["benchmark"])
+    items = [it for it in run.items() if it.role == "main"]
+    outcomes = benchmark_outcomes(items, run.pair, run.choice, benchmark=benchmark.name, ties=ties)
+    metric = next((m for m in benchmark.item_score if m in set(outcomes["metric"])), None)
+    if metric is None:
+        raise ValueError(f"run {run.label!r} has none of {benchmark.title}'s per-item scores "
+                         f"{list(benchmark.item_score)} (it has {sorted(set(outcomes['metric']))})")
+    judged = outcomes[outcomes["metric"] == metric][["item_id", "value", "chance"]]
+    labels = pd.DataFrame([{"item_id": it.item_id, "subset": it.subset, **it.labels} for it in items])
+    labels = labels.loc[:, ~labels.columns.duplicated()]
+    rows = labels.merge(judged, on="item_id", how="left")
+    return rows.assign(run=run.label, benchmark=benchmark.name, metric=metric)[
+        ITEM_COLUMNS + [c for c in labels.columns if c not in ITEM_COLUMNS]]
+
+
+def pooled_table(rows: pd.DataFrame, label: str, level: float = 0.95) -> pd.DataFrame:
+    """Per run and value of ``label`` (rows of :func:`item_scores`, any number of runs and benchmarks):
+    :data:`POOLED_COLUMNS`: accuracy in % with its Clopper-Pearson interval, items, mean chance (%), the one-sided
+    exact binomial p-value against it and ``above`` (chance below the interval). Items that failed to score count
+    as wrong; items without the label are left out."""
+    if label not in rows.columns:
+        known = sorted(set(rows.columns) - set(ITEM_COLUMNS))
+        raise ValueError(f"no item carries the label {label!r}; labels: {', '.join(known) or 'none'}")
+    table = []
+    labelled = rows[rows[label].notna() & (rows[label] != "")]
+    for (run, value), group in labelled.groupby(["run", label], sort=False):
+        right, n = float(np.nansum(group["value"].to_numpy(float))), len(group)
+        chance = float(group["chance"].mean())
+        low, high = clopper_pearson(right, n, level)
+        table.append({"run": run, "label": label, "value": value, "accuracy": 100 * right / n, "low": 100 * low,
+                      "high": 100 * high, "n": n, "chance": 100 * chance,
+                      "p": binomial_p_value(right, n, chance), "above": bool(low > chance)})
+    return pd.DataFrame(table, columns=POOLED_COLUMNS)
+
+
+def pool_runs(runs: Iterable, label: str, level: float = 0.95, ties: str = DEFAULT_TIES) -> pd.DataFrame:
+    """:func:`pooled_table` of stored runs."""
+    return pooled_table(pd.concat([item_scores(r, ties) for r in runs], ignore_index=True), label, level)

@@ -1,0 +1,75 @@
+"""Runs pooled over benchmarks by an item label: one judgement per item, accuracy per label value with its exact
+interval, through `foilbench metrics --pool`."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from bench.cli import main
+from bench.metrics.intervals import binomial_p_value, clopper_pearson
+from bench.metrics.pooled import item_scores, pooled_table
+from bench.store import read_run
+
+BENCHMARKS = ("vitatecs", "velociti")  # 1 clip x 2 texts: the caption wins when it scores above its foil
+
+
+@pytest.fixture(scope="module")
+def runs(sample, tiny, tmp_path_factory):
+    out = tmp_path_factory.mktemp("pooled")
+    paths = []
+    for name in BENCHMARKS:
+        s = sample[name]
+        assert main(["score", name, str(s.data_path), "--video-root", str(s.video_root), "--model", tiny("clip"),
+                     "--family", "contrastive", "--name", "tiny clip", "--out", str(out / name), "--quiet"]) == 0
+        paths.append(out / name)
+    return paths
+
+
+def _caption_won(run) -> pd.Series:
+    pair = run.pair.pivot_table(index="item_id", columns="text", values="score")
+    return (pair[0] > pair[1]).astype(float)
+
+
+def test_every_item_is_judged_by_its_benchmarks_own_score(runs):
+    for path in runs:
+        run = read_run(path)
+        rows = item_scores(run).set_index("item_id")
+        assert set(rows.index) == {it.item_id for it in run.items() if it.role == "main"}
+        assert rows["value"].to_dict() == _caption_won(run).reindex(rows.index).to_dict()
+        assert set(rows["chance"]) == {0.5} and set(rows["run"]) == {"tiny clip"}
+
+
+def test_pool_command_prints_accuracy_per_label_value_over_benchmarks(runs, capsys):
+    assert main(["metrics", *map(str, runs), "--pool", "subset", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    won = pd.concat([_caption_won(read_run(p)) for p in runs])
+    subsets = {it.item_id: it.subset for p in runs for it in read_run(p).items()}
+    expected = won.groupby(won.index.map(subsets)).agg(["sum", "count"])
+    assert {r["value"] for r in rows} == set(expected.index)
+    for r in rows:
+        right, n = expected.loc[r["value"]]
+        low, high = clopper_pearson(right, int(n))
+        assert (r["run"], r["n"], r["chance"]) == ("tiny clip", n, 50.0)
+        assert r["accuracy"] == pytest.approx(100 * right / n)
+        assert (r["low"], r["high"]) == pytest.approx((100 * low, 100 * high))
+        assert r["p"] == pytest.approx(binomial_p_value(right, int(n), 0.5)) and r["above"] == (low > 0.5)
+    assert main(["metrics", *map(str, runs), "--pool", "subset"]) == 0
+    text = capsys.readouterr().out
+    assert "pooled by subset over 2 run(s) of vitatecs, velociti" in text and "tiny clip" in text
+
+
+def test_failed_items_count_as_wrong_and_unlabelled_items_are_left_out():
+    rows = pd.DataFrame({"run": "r", "benchmark": "b", "item_id": list("abcd"), "subset": "s", "metric": "m",
+                         "value": [1.0, float("nan"), 1.0, 0.0], "chance": 0.5, "foil_type": ["x", "x", "x", ""]})
+    table = pooled_table(rows, "foil_type")
+    assert table[["value", "n"]].values.tolist() == [["x", 3]]
+    assert table["accuracy"].iloc[0] == pytest.approx(200 / 3)
+
+
+def test_an_unknown_label_is_one_line(runs, capsys):
+    assert main(["metrics", str(runs[0]), "--pool", "foil_kind"]) == 2
+    err = capsys.readouterr().err
+    assert "no item carries the label 'foil_kind'" in err and err.count("\n") == 1
