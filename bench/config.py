@@ -62,6 +62,7 @@ class ScoreConfig:
     dtype: str = "auto"
     out: Path | None = None
     limit: int | None = None
+    spread: bool = False
     seed: int = 0
     chunk_size: int = 32
     workers: int | None = None
@@ -76,7 +77,8 @@ class ScoreConfig:
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.
 IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", "protocol", "model", "revision",
-            "measure", "dtype", "frame_policy", "frame_size", "prompt", "seed", "options", "limit")
+            "measure", "dtype", "frame_policy", "frame_size", "prompt", "seed", "options", "limit",
+            "spread")
 
 
 @dataclass
@@ -102,6 +104,7 @@ class Manifest:
     prompt: dict[str, Any] = field(default_factory=lambda: {"name": None, "template": None})
     seed: int | None = None
     limit: int | None = None
+    spread: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, Any] = field(default_factory=dict)

@@ -54,7 +54,7 @@ def config_of(args: argparse.Namespace):
 
     return ScoreConfig(source_of(args), args.model, family=args.family, protocol=args.protocol, frames=args.frames,
                        prompt=args.prompt, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                       out=args.out, limit=args.limit, seed=args.seed, chunk_size=args.chunk_size,
+                       out=args.out, limit=args.limit, spread=args.spread, seed=args.seed, chunk_size=args.chunk_size,
                        workers=_workers(args.workers), decoder=args.decoder, size=_size(args.size), name=args.name,
                        retry_failures=args.retry_failures, progress=not args.quiet,
                        options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate)
@@ -107,6 +107,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="auto: bfloat16/float16 on GPU, float32 on CPU")
     p.add_argument("--out", help="run folder (default <data home>/runs/<benchmark>-<protocol>-<model>-<hash>)")
     p.add_argument("--limit", type=int, help="score only the first N items (with their ViLMA twins)")
+    p.add_argument("--spread", action="store_true",
+                   help="with --limit N: N items spread evenly over the file instead of the first N")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the seeded frame policies (consecutive, single:mode=random) and of torch (default 0)")
     p.add_argument("--chunk-size", type=int, default=32,

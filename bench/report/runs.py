@@ -41,12 +41,12 @@ def describe(run: Run) -> dict:
     m = run.manifest
     commit = str((m.get("versions") or {}).get("git_commit") or "")[:10]
     items = m.get("n_items")
-    limit = m.get("limit")
+    limit = f" (limit {m['limit']}{', spread' if m.get('spread') else ''})" if m.get("limit") else ""
     return {"run": run.label, "benchmark": spec(m["benchmark"]).title, "model": model_label(m.get("model")),
             "family": m.get("family") or "", "protocol": m.get("protocol") or "",
             "frames": frames_label(m.get("frame_policy")), "prompt": (m.get("prompt") or {}).get("name") or "",
             "measure": m.get("measure") or "",
-            "items": "" if items is None else f"{items}" + (f" (limit {limit})" if limit else ""),
+            "items": "" if items is None else f"{items}{limit}",
             "failures": failures(run), "status": m.get("status") or "", "commit": commit,
             "date": str(m.get("created") or "").replace("T", " ")[:16], "folder": Path(str(run.path)).name,
             "path": str(run.path)}

@@ -250,21 +250,17 @@ def answer_items(backend, protocol: Protocol, items: Sequence[Item], frame_polic
     return scored
 
 
-def select_items(items: Sequence[Item], limit: int | None) -> list[Item]:
-    """The first ``limit`` main items with their twins (all items when ``limit`` is None)."""
+def select_items(items: Sequence[Item], limit: int | None, spread: bool = False) -> list[Item]:
+    """``limit`` main items with their twins, in file order: the first ones, or (``spread``) every
+    ``len / limit``-th, so that a file ordered by subset gives every subset its share (all items when ``limit`` is
+    None)."""
     if limit is None:
         return list(items)
-    by_id = {it.item_id: it for it in items}
-    chosen: list[Item] = []
-    for it in items:
-        if it.role != "main":
-            continue
-        if sum(1 for c in chosen if c.role == "main") >= limit:
-            break
-        chosen.append(it)
-        if it.twin_id in by_id:
-            chosen.append(by_id[it.twin_id])
-    return chosen
+    main = [it for it in items if it.role == "main"]
+    picked = [main[int(i * len(main) / limit)] for i in range(limit)] if spread and limit < len(main) else main[:limit]
+    wanted = {it.item_id for it in picked}
+    wanted |= {it.twin_id for it in picked if it.twin_id}
+    return [it for it in items if it.item_id in wanted]
 
 
 def default_out(benchmark: str, protocol: str, model: str) -> Path:
@@ -366,6 +362,8 @@ def _plan(config: ScoreConfig) -> _Plan:
         raise ValueError("batch size and chunk size must be at least 1")
     if config.limit is not None and config.limit < 1:
         raise ValueError(f"--limit must be at least 1, got {config.limit}")
+    if config.spread and config.limit is None:
+        raise ValueError("--spread needs --limit N (it spreads N items over the file)")
     if not 0.0 <= config.max_failure_rate <= 1.0:
         raise ValueError(f"--max-failure-rate must be between 0 and 1, got {config.max_failure_rate}")
     benchmark = spec(config.source.benchmark)
@@ -381,7 +379,7 @@ def _plan(config: ScoreConfig) -> _Plan:
     _check_blind(protocol, blind)
     if not protocol.uses_frames:
         frame_policy = policy("none")
-    items = select_items(config.source.load().items, config.limit)
+    items = select_items(config.source.load().items, config.limit, config.spread)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return _Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 
@@ -448,8 +446,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
         device=device, batch_size=config.batch_size, frame_policy=frame_policy.describe(),
         frame_backend=config.decoder,
         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None),
-        prompt=protocol.describe(), seed=config.seed, limit=config.limit, options=options, details=details,
-        versions=versions(), n_items=len(items))
+        prompt=protocol.describe(), seed=config.seed, limit=config.limit, spread=config.spread, options=options,
+        details=details, versions=versions(), n_items=len(items))
     writer, state = group.from_leader(
         lambda: RunWriter(out, manifest, items, retry_failures=config.retry_failures, chunk_size=config.chunk_size,
                           ranks=infos, lock=lock),

@@ -140,6 +140,20 @@ def test_limit_keeps_twins(sample):
     assert {it.twin_id for it in chosen} == {it.item_id for it in chosen}
 
 
+def test_a_spread_limit_takes_items_evenly_over_the_file(sample):
+    from bench.loaders import load
+
+    items = load("vitatecs", sample["vitatecs"].data_path).items
+    n = len(items) // 2
+    spread = select_items(items, n, spread=True)
+    positions = [items.index(it) for it in spread]
+    assert len(spread) == n and positions == sorted(positions)
+    step = -(-len(items) // n)
+    assert positions[0] == 0 and positions[-1] >= len(items) - step
+    assert max(b - a for a, b in zip(positions, positions[1:])) <= step
+    assert select_items(items, n) == items[:n] and select_items(items, 10 * len(items), spread=True) == items
+
+
 def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     s = sample["velociti"]
     broken = sorted(s.video_root.glob("*.mp4"))[0]
