@@ -1,8 +1,9 @@
-"""``foilbench demo``: the main job on the embedded sample suite (logic in :mod:`bench.devkit.demo`)."""
+"""``foilbench demo``: the main job on the generated world (logic in :mod:`bench.devkit.demo`)."""
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from bench.commands.options import add_command
@@ -10,36 +11,61 @@ from bench.paths import data_home
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate, load, score and summarise the sample suite."""
-    from bench.commands.summary import format_summary
-    from bench.devkit.demo import headline, score_sample
+    """Generate the world, build the trained models, score, print the lesson and build the report."""
+    from bench.devkit.demo import DEMO_ITEMS, DEMO_RUNS, bias_lines, foil_type_table, score_world
+    from bench.devkit.train.build import MODELS, trained_model
+    from bench.devkit.train.evaluate import answer_bias
     from bench.devkit.world import ensure_sample
     from bench.loaders import load
+    from bench.metrics.pooled import pool_runs
     from bench.report.build import build_report
+    from bench.store import read_run
 
-    home = Path(args.home) if args.home else data_home()
-    samples = ensure_sample(home / "sample")
-    for name, sample in samples.items():
-        print(format_summary(load(name, sample.data_path, video_root=sample.video_root, **sample.loader_options)))
-    print("\nscoring the sample suite with tiny offline models (random weights: expect chance-level numbers)")
-    runs = score_sample(home, samples, progress=not args.quiet)
-    print("\nheadline metrics (%, 95% bootstrap CI, * = above chance at p < 0.05)")
-    print(headline(runs))
-    print(f"\nruns stored under {home / 'runs' / 'sample'}; `foilbench metrics RUN...` prints every breakdown")
-    print("\nbuilding the report (every paper notebook, executed with papermill)")
-    index = build_report(runs, home / "reports" / "sample", progress=not args.quiet)
-    print(f"report written: open {index} in a browser")
+    started = time.perf_counter()
+    home = Path(args.home).expanduser().resolve() if args.home else data_home()
+    progress = not args.quiet
+    world, runs_dir = home / f"sample-{args.size}", home / "runs" / f"sample-{args.size}"
+    print(f"1/4 the generated world ({args.size}), in {world}")
+    samples = ensure_sample(world, size=args.size)
+    for name, s in samples.items():
+        items = load(name, s.data_path, video_root=s.video_root, **s.loader_options)
+        missing = sum(1 for it in items if it.videos_missing)
+        kinds = len({it.labels.get("foil_type") for it in items} - {None})
+        print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
+    print(f"2/4 the trained models, in {home / 'models'} (built on first use: about 5 minutes on 2 cores)")
+    for name in dict.fromkeys(s.model for s in DEMO_RUNS.values()):
+        trained_model(name, home, progress=progress)
+        print(f"    {name}: {MODELS[name].summary}")
+    scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
+    print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
+    paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,
+                        progress=progress)
+    runs = [read_run(p) for p in paths]
+    print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; * above chance):")
+    print(foil_type_table(pool_runs(runs, "foil_type")))
+    print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A):")
+    print("\n".join(bias_lines(answer_bias(paths))))
+    print(f"\nruns: {runs_dir}  (`foilbench metrics RUN... --pool foil_type`, `--by foil_type`)")
+    print("4/4 the report of all five papers (papermill)")
+    index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress)
+    print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")
+    print(f"done in {time.perf_counter() - started:.0f} s")
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` command."""
     parser = add_command(
-        subparsers, "demo", "the main job on the embedded sample suite",
-        "Generate the embedded sample suite of all five benchmarks (first use only), print what the "
-        "loaders read, score it with tiny offline models, print the headline metrics of every run and build the "
-        "report of every paper's tables and figures.",
-        "example:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench")
-    parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME or ./foilbench-data)")
+        subparsers, "demo", "the main job on the generated world, with trained models",
+        "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
+        "part of it (first use only: about 5 minutes on 2 cores), score them on every benchmark, print accuracy "
+        "by foil type with intervals and the answer bias, and build the report of every paper's tables and "
+        "figures.",
+        "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")
+    parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME, else foilbench-data in the checkout)")
+    parser.add_argument("--size", default="full", choices=("small", "full"),
+                        help="the world's size (default full: hundreds of items per test; small: a few)")
+    parser.add_argument("--full", action="store_true",
+                        help="score every item (default: a spread of items per benchmark, to stay within minutes)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -1,55 +1,106 @@
-"""The demo: the main job on the embedded sample suite.
+"""The demo: the main job on the generated world, and the lesson of the five papers in one table.
 
-Generates the sample suite (first use only), prints what the loaders read, scores every registered benchmark with
-tiny offline models (a contrastive CLIP, a text-only GPT-2, and a Qwen2-VL asked Yes/No and A/B questions), prints
-each run's headline metrics with chance level and confidence interval, and builds the HTML report of all five papers.
+The world's five benchmarks (every file in its released format, every item labelled with the ``foil_type`` its foil
+changes) are scored by small models trained offline on a disjoint part of the world (:mod:`bench.devkit.train`),
+each loaded by path through the backends a real checkpoint goes through: an order-blind CLIP (frame embeddings
+averaged), an order-aware X-CLIP (also fed its frames backwards: the control), a Qwen2-VL asked Yes/No and A/B
+(also with no frames at all: what its language prior alone gets right) and a variant of it taught to lean to "Yes"
+and "A". The runs are pooled over benchmarks by foil type (:mod:`bench.metrics.pooled`) and the report of all five
+papers is built from them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Mapping
+
+import pandas as pd
 
 from bench.config import DataSource, ScoreConfig
 from bench.registry import names
 
-# tiny model -> (family, the protocols it is asked through); each scores every registered benchmark
-DEMO_MODELS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "clip": ("contrastive", ("similarity",)),
-    "gpt2": ("textlm", ("loglik",)),
-    "qwen2vl": ("videollm", ("entail", "mc")),
+
+@dataclass(frozen=True)
+class Setup:
+    """One demo set-up: a trained model (:data:`bench.devkit.train.build.MODELS`), the protocol it is asked through
+    and the frame policy."""
+
+    model: str
+    protocol: str
+    frames: str = "uniform:k=8"
+
+
+# run name -> set-up; every set-up scores every benchmark, and its runs are pooled under this name
+DEMO_RUNS: dict[str, Setup] = {
+    "CLIP": Setup("clip-world", "similarity"),
+    "X-CLIP": Setup("xclip-world", "similarity"),
+    "X-CLIP reversed": Setup("xclip-world", "similarity", "uniform:k=8,order=reverse"),
+    "Qwen2-VL Yes/No": Setup("qwen2vl-world", "entail"),
+    "Qwen2-VL A/B": Setup("qwen2vl-world", "mc"),
+    "Qwen2-VL blind": Setup("qwen2vl-world", "entail", "none"),
+    "biased Yes/No": Setup("qwen2vl-world-biased", "entail"),
+    "biased A/B": Setup("qwen2vl-world-biased", "mc"),
 }
+TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "Qwen2-VL blind"]
+# items per benchmark each set-up scores (spread over the file), so that the demo fits in minutes on two cores;
+# ``full`` scores every item
+DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 60}
 
 
-def score_sample(home: Path, samples: dict, progress: bool = True) -> list[Path]:
-    """Score the sample suite as :data:`DEMO_MODELS` says; runs already stored are resumed, not redone."""
-    from bench.devkit.tiny import tiny_model
+def folder_name(run: str) -> str:
+    """A run name as a folder name: ``X-CLIP reversed`` -> ``x-clip-reversed``."""
+    return re.sub(r"[^a-z0-9]+", "-", run.lower()).strip("-")
+
+
+def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path], *, full: bool = False,
+                progress: bool = True) -> list[Path]:
+    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``
+    (``model_folder(name)``: a trained model's folder), :data:`DEMO_ITEMS` items per benchmark unless ``full``.
+    Runs already stored are resumed, not redone; the runner's own messages go to ``out/demo.log``."""
+    from tqdm.auto import tqdm
+
+    from bench.devkit.train.build import MODELS
     from bench.scoring.runner import score
 
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(run, setup, name) for run, setup in DEMO_RUNS.items() for name in names()]
     runs = []
-    for tiny, (family, protocols) in DEMO_MODELS.items():
-        model = str(tiny_model(tiny, home / "models"))
-        for protocol in protocols:
-            for name in names():
-                s = samples[name]
-                source = DataSource.of(name, s.data_path, s.video_root, s.loader_options)
-                runs.append(score(ScoreConfig(source, model, family=family, protocol=protocol, frames="uniform:k=8",
-                                              out=home / "runs" / "sample" / f"{name}-{protocol}-{tiny}",
-                                              name=f"{protocol} tiny-{tiny}", progress=progress)))
+    bar = tqdm(jobs, desc="scoring", unit="run", disable=not progress)
+    with open(out / "demo.log", "a") as log, contextlib.redirect_stderr(log):
+        for run, setup, name in bar:
+            bar.set_postfix_str(f"{run} on {name}")
+            s = samples[name]
+            family = MODELS[setup.model].family
+            source = DataSource.of(name, s.data_path, s.video_root, s.loader_options)
+            runs.append(score(ScoreConfig(
+                source, str(model_folder(setup.model)), family=family, protocol=setup.protocol, frames=setup.frames,
+                out=out / f"{name}-{folder_name(run)}", name=run, limit=None if full else DEMO_ITEMS[family],
+                spread=not full, progress=False)))
     return runs
 
 
-def headline(runs: list[Path]) -> str:
-    """Each run's overall metrics: value, confidence interval, chance level and significance."""
-    from bench.metrics.dispatch import run_table
-    from bench.store import read_run
+def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
+    """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (``*``: chance below
+    the interval) with its 95 % interval; then, per set-up, its items and the range of the chance level."""
+    runs = [r for r in (runs or TABLE_RUNS) if r in set(pooled["run"])]
+    rows = pooled[pooled["run"].isin(runs)]
+    kinds = list(dict.fromkeys(sorted(rows["value"])))
+    cell = {(r.run, r.value): f"{r.accuracy:.0f}{'*' if r.above else ' '} [{r.low:.0f}-{r.high:.0f}]"
+            for r in rows.itertuples()}
+    shown = pd.DataFrame({run: [cell.get((run, k), "") for k in kinds] for run in runs}, index=kinds)
+    totals = rows.groupby("run")["n"].sum()
+    chance = rows.groupby("run")["chance"].agg(["min", "max"])
+    shown.loc["items"] = [str(int(totals[r])) for r in runs]
+    shown.loc["chance"] = [f"{chance.at[r, 'min']:.0f}" + (f"-{chance.at[r, 'max']:.0f}"
+                                                           if round(chance.at[r, "max"]) != round(chance.at[r, "min"])
+                                                           else "") for r in runs]
+    shown.index.name = "foil type"
+    return shown.to_string()
 
-    lines = []
-    for path in runs:
-        table = run_table(read_run(path))
-        overall = table[table["by"] == "all"]
-        lines.append(f"{table['benchmark'].iloc[0]:10s} {table['run'].iloc[0]}")
-        for row in overall.itertuples():
-            mark = "*" if row.significant is True else " "
-            lines.append(f"    {row.metric:22s} {100 * row.value:6.1f}{mark} [{100 * row.ci_low:5.1f}, "
-                         f"{100 * row.ci_high:5.1f}]  chance {100 * row.chance:5.1f}  n={row.n}")
-    return "\n".join(lines)
+
+def bias_lines(bias: pd.DataFrame) -> list[str]:
+    """The answer-bias table (:func:`bench.devkit.train.evaluate.answer_bias`) in words, one line per run."""
+    return [f"  {r.run:16s} {r.measure:10s} {r.value:5.1f} %  ({r.n} answers)" for r in bias.itertuples()]

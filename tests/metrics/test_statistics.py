@@ -92,7 +92,6 @@ def test_chance_of_one_hundred_percent_is_flagged_not_tested():
 def test_every_command_prints_the_same_table_for_a_run(sample, tmp_path):
     from bench.commands.metrics import compute
     from bench.config import DataSource
-    from bench.devkit.demo import headline
     from bench.importers.common import import_run
     from bench.loaders import load
     from bench.metrics import run_table
@@ -113,6 +112,3 @@ def test_every_command_prints_the_same_table_for_a_run(sample, tmp_path):
     assert not table.equals(run_table(read_run(run), Settings(n_boot=200)))
     from_command = compute([str(run)], Settings(), None)[0]["table"]
     assert table[["value", "ci_low", "ci_high"]].equals(from_command[["value", "ci_low", "ci_high"]])
-    shown = headline([run])
-    for row in table[table["by"] == "all"].itertuples():
-        assert f"[{100 * row.ci_low:5.1f}, {100 * row.ci_high:5.1f}]" in shown, row.metric

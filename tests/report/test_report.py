@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from bench.config import DataSource, ScoreConfig
-from bench.devkit.demo import DEMO_MODELS
 from bench.metrics import Settings, run_table
 from bench.report.build import NOTEBOOK_DIR, build_report, notebooks
 from bench.store import read_run
 from conftest import CHROMIUM_FLAGS
+from fixtures_widgets import TINY_RUNS
 
 N_BOOT = 50
 # The runs the report tests need (protocol, tiny model, benchmark): the cheap text-only model on four benchmarks, and
@@ -36,7 +36,7 @@ def scored(sample, tiny, tmp_path_factory):
     for protocol, model, benchmark in RUNS:
         s = sample[benchmark]
         runs.append(score(ScoreConfig(DataSource.of(benchmark, s.data_path, s.video_root, s.loader_options),
-                                      tiny(model), family=DEMO_MODELS[model][0], protocol=protocol,
+                                      tiny(model), family=TINY_RUNS[model][0], protocol=protocol,
                                       out=home / f"{benchmark}-{protocol}-{model}", name=f"{protocol} tiny-{model}",
                                       progress=False)))
     return runs
