@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,3 +53,17 @@ def chromium() -> str:
     if found is None:
         pytest.skip("chromium is not installed and apt-get could not install it")
     return found
+
+
+@pytest.fixture(scope="session")
+def trained_world(tmp_path_factory):
+    """A data home holding the world's trained models and the full world, built once per session (a few minutes;
+    ``$FOILBENCH_TEST_HOME`` names a home to keep them in between sessions): (home, the world's sample sets)."""
+    from bench.devkit.train.build import MODELS, trained_model
+    from bench.devkit.world import ensure_sample
+
+    kept = os.environ.get("FOILBENCH_TEST_HOME")
+    home = Path(kept) if kept else tmp_path_factory.mktemp("trained")
+    for name in MODELS:
+        trained_model(name, home, progress=False)
+    return home, ensure_sample(home / "sample-full", size="full")

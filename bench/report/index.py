@@ -1,5 +1,6 @@
-"""The report's ``index.html``: the headline table (runs x benchmarks), the runs with their manifests, then one section
-per paper with every table and figure its notebook made, under their titles and captions."""
+"""The report's ``index.html``: the headline table (runs x benchmarks), accuracy by foil type when the items carry
+one (the generated world's), the runs with their manifests, then one section per paper with every table and figure
+its notebook made, under their titles and captions."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pandas as pd
 
 from bench import __version__
 from bench.report.context import CONTENTS, HEADLINE
-from bench.report.figures import png_width
+from bench.report.figures import metric_bars, png_width
+from bench.report.outputs import save_chart
 from bench.report.runs import runs_frame
 from bench.report.tables import STYLE, Table, percent, star_column, table_html
 from bench.registry import spec
@@ -66,6 +68,39 @@ def _headline_cell(r: Mapping, star: str) -> str:
             f"{failures}</small>")
 
 
+FOIL_TYPE = "foil_type"
+
+
+def foil_type_section(out: Path, runs: Sequence[Run]) -> str:
+    """Accuracy by foil type, the runs of one name pooled over benchmarks (:mod:`bench.metrics.pooled`): a figure
+    (``foil_types.png``) and its table (``foil_types.csv``); empty when no item carries a ``foil_type``."""
+    from bench.metrics.pooled import pool_runs
+
+    labelled = [r for r in runs if any(it.labels.get(FOIL_TYPE) for it in r.items())]
+    if not labelled:
+        return ""
+    pooled = pool_runs(labelled, FOIL_TYPE)
+    pooled.to_csv(out / "foil_types.csv", index=False)
+    rows = pooled.assign(metric="accuracy", by=FOIL_TYPE, subset=pooled["value"], value=pooled["accuracy"] / 100,
+                         ci_low=pooled["low"] / 100, ci_high=pooled["high"] / 100, chance=pooled["chance"] / 100)
+    chart = metric_bars(rows, "accuracy", FOIL_TYPE, title="Accuracy by foil type, pooled over benchmarks",
+                        x_title="What the foil changes", order=sorted(set(pooled["value"])))
+    image = save_chart(chart, out, "foil_types", ("png",))[0]
+    cells = pooled.assign(cell=[f"{a:.1f}{'*' if above else ''} [{lo:.1f}, {hi:.1f}]" for a, above, lo, hi in
+                                zip(pooled["accuracy"], pooled["above"], pooled["low"], pooled["high"])])
+    shown = cells.pivot(index="value", columns="run", values="cell").fillna("")
+    shown = shown[list(dict.fromkeys(pooled["run"]))]
+    shown.index.name = "foil type"
+    table = Table(shown, pooled, ["Each cell: accuracy in % of the run's items with that foil type, over every "
+                                  "benchmark it scored, with its exact 95% interval (* chance below the interval). "
+                                  "Items are judged by each benchmark's own per-item score."])
+    return (f"<h2 id='foil-types'>By foil type</h2><figure class='fb-figure'><img src='{image.name}' "
+            f"width='{png_width(image.read_bytes())}' alt='Accuracy by foil type'><figcaption>Bars: runs, lines: 95% "
+            "intervals, black ticks: chance. <span class='links'><a href='foil_types.csv'>CSV</a></span>"
+            "</figcaption></figure>" + table_html(table, "Accuracy by foil type",
+                                                  "What each run gets right, by what its foils change."))
+
+
 def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
     files = entry["files"]
     links = " ".join(f"<a href='{benchmark}/{html.escape(f)}'>{Path(f).suffix[1:].upper()}</a>" for f in files)
@@ -102,13 +137,16 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
              "<h1>Foilbench report</h1>",
              f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
-             f"<nav><a href='#headline'>Headline</a> <a href='#runs'>Runs</a> {nav}</nav>",
+             "<nav><a href='#headline'>Headline</a> <a href='#foil-types'>By foil type</a> <a href='#runs'>Runs</a> "
+             f"{nav}</nav>",
              "<h2 id='headline'>Headline</h2>"]
     if headline is not None:
         headline.data.to_csv(out / HEADLINE, index=False)
         parts.append(_raw_table_html(headline))
     else:
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
+    foil_types = foil_type_section(out, runs)
+    parts.append(foil_types)
     parts.append("<h2 id='runs'>Runs</h2>")
     listed = runs_frame(runs)
     listed.to_csv(out / "runs.csv", index=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
@@ -41,11 +42,21 @@ def test_summary_bad_input_is_one_clear_line(tmp_path, capsys):
     assert err.startswith("foilbench summary: error: ") and "Direction.jsonl, line 1: malformed JSON" in err
 
 
-def test_main_job_on_the_sample_suite(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "bench", "demo", "--home", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+def test_main_job_on_the_generated_world(trained_world, tmp_path):
+    from bench.devkit.demo import DEMO_RUNS, TABLE_RUNS
+
+    home = tmp_path / "home"
+    shutil.copytree(trained_world[0] / "models", home / "models")  # trained once per session
+    done = subprocess.run([sys.executable, "-m", "bench", "demo", "--home", str(home), "--size", "small", "--quiet"],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # quiet: no bars, and the runner's messages are in the log
     for name in ("vilma", "vitatecs", "velociti", "videocon", "vinoground"):
-        assert f"{name}: " in done.stdout
-    assert done.stdout.count(", 0 missing on disk") == 5
-    assert (tmp_path / "sample" / "SAMPLE_VERSION").is_file()
+        assert re.search(rf"{name}: \d+ items, \d+ foil types, 0 missing on disk", done.stdout), name
+    table = done.stdout[done.stdout.index("Accuracy by foil type"):done.stdout.index("Answer bias")]
+    assert all(run in table for run in TABLE_RUNS) and "order" in table and "chance" in table
+    runs = sorted(p.parent for p in (home / "runs" / "sample-small").rglob("manifest.json"))
+    assert len(runs) == 5 * len(DEMO_RUNS) and (home / "runs" / "sample-small" / "demo.log").stat().st_size > 0
+    assert (home / "reports" / "sample-small" / "index.html").is_file()
+
+

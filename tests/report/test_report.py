@@ -68,9 +68,23 @@ def test_every_notebook_ran_and_every_table_and_figure_is_in_the_index(report):
             if entry["name"] != "headline":
                 assert f"{name}/{entry['files'][0]}" in index and html.escape(entry["title"]) in index
         figures += sum(e["kind"] == "figure" for e in entries)
-    assert index.count("<img ") == figures > 0
-    assert "<h1>Foilbench report</h1>" in index and index.index("id='headline'") < index.index("id='runs'") < \
-        index.index("id='vilma'")
+    assert index.count("<img ") == figures + 1 and figures > 0  # and the foil-type figure
+    assert "<h1>Foilbench report</h1>" in index and index.index("id='headline'") < index.index("id='foil-types'") < \
+        index.index("id='runs'") < index.index("id='vilma'")
+
+
+def test_foil_types_pool_each_runs_items_over_benchmarks(report):
+    from bench.metrics.pooled import pool_runs
+
+    runs, out = report
+    shown = pd.read_csv(out / "foil_types.csv")
+    expected = pool_runs([read_run(r) for r in runs], "foil_type")
+    assert len(shown) == len(expected) > 0
+    assert shown["accuracy"].tolist() == pytest.approx(expected["accuracy"].tolist())
+    index = (out / "index.html").read_text()
+    assert (out / "foil_types.png").is_file() and "src='foil_types.png'" in index
+    for row in expected.itertuples():
+        assert f"{row.accuracy:.1f}{'*' if row.above else ''} [{row.low:.1f}, {row.high:.1f}]" in index
 
 
 def test_headline_holds_each_runs_main_score_and_failures(report):

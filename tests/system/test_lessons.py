@@ -1,0 +1,110 @@
+"""System tests on the generated world with the trained models, through the public commands: a pipeline that
+reverses frames, swaps caption and foil or flips a metric's sign fails them.
+
+The models are built once per session (:func:`bench.devkit.train.build.trained_model`, a few minutes on two cores)
+into a session data home that `foilbench demo`'s test shares; each set-up scores an even spread of each benchmark's
+items (``--limit --spread``), enough for the intervals these tests read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bench.cli import main
+from bench.devkit.train.build import MODELS, trained_model
+
+ORDERED = ("vitatecs", "velociti", "videocon", "vinoground")  # the benchmarks with order foils
+PER_BENCHMARK = 300
+
+
+def _score(world, tmp, benchmark: str, model: str, protocol: str, name: str, *, frames: str = "uniform:k=8",
+           data=None, limit: int = PER_BENCHMARK):
+    s = world[benchmark]
+    options = [x for k, v in s.loader_options.items() for x in ("-o", f"{k}={v}")]
+    out = tmp / f"{benchmark}-{name}"
+    assert main(["score", benchmark, str(data or s.data_path), "--video-root", str(s.video_root), *options,
+                 "--model", str(model), "--family", MODELS[model.name].family, "--protocol", protocol,
+                 "--frames", frames, "--limit", str(limit), "--spread", "--name", name, "--out", str(out),
+                 "--quiet"]) == 0
+    return out
+
+
+def _pooled(capsys, runs, label: str = "foil_type") -> dict[tuple[str, str], dict]:
+    capsys.readouterr()
+    assert main(["metrics", *map(str, runs), "--pool", label, "--json"]) == 0
+    return {(r["run"], r["value"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+
+
+@pytest.fixture(scope="module")
+def xclip_runs(trained_world, tmp_path_factory):
+    home, world = trained_world
+    tmp = tmp_path_factory.mktemp("xclip")
+    model = trained_model("xclip-world", home)
+    return [_score(world, tmp, b, model, "similarity", name, frames=frames)
+            for name, frames in (("forward", "uniform:k=8"), ("reversed", "uniform:k=8,order=reverse"))
+            for b in ORDERED]
+
+
+def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip_runs, capsys):
+    pooled = _pooled(capsys, xclip_runs)
+    forward, backward = pooled["forward", "order"], pooled["reversed", "order"]
+    assert forward["above"] and forward["low"] > forward["chance"], forward
+    assert backward["accuracy"] <= backward["chance"] and not backward["above"], backward
+    assert backward["n"] == forward["n"] > 100
+
+
+def test_the_order_blind_model_stays_at_chance_on_order_foils(trained_world, tmp_path, capsys):
+    home, world = trained_world
+    model = trained_model("clip-world", home)
+    runs = [_score(world, tmp_path, b, model, "similarity", "clip") for b in ORDERED]
+    order = _pooled(capsys, runs)["clip", "order"]
+    assert order["low"] <= order["chance"] <= order["high"], order
+
+
+def test_swapping_caption_and_foil_mirrors_accuracy(trained_world, tmp_path, capsys):
+    home, world = trained_world
+    data = tmp_path / "swapped"
+    shutil.copytree(world["vitatecs"].data_path, data)
+    for path in data.glob("*.jsonl"):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        path.write_text("".join(json.dumps({**r, "caption": r["counterfactual"], "counterfactual": r["caption"]}) + "\n"
+                                for r in rows))
+    model = trained_model("xclip-world", home)
+    runs = [_score(world, tmp_path, "vitatecs", model, "similarity", "original"),
+            _score(world, tmp_path, "vitatecs", model, "similarity", "swapped", data=data)]
+    pooled = _pooled(capsys, runs, "subset")
+    for aspect in {k for _, k in pooled}:
+        original, swapped = pooled["original", aspect], pooled["swapped", aspect]
+        assert original["n"] == swapped["n"] > 0
+        assert original["accuracy"] + swapped["accuracy"] == pytest.approx(100.0), aspect
+    overall = [sum(pooled[run, a]["accuracy"] * pooled[run, a]["n"] for a in {k for _, k in pooled}) for run in
+               ("original", "swapped")]
+    assert overall[0] > overall[1]  # the trained model is right more often than wrong on the true file
+
+
+@pytest.mark.xfail(strict=True, reason="qwen2vl-world does not learn from the video yet (its vision output collapses "
+                                       "to a constant; issue 12 stays open): it answers at chance")
+def test_the_video_text_model_and_the_video_llm_find_the_same_items_easy(trained_world, xclip_runs, tmp_path):
+    from bench.metrics.pooled import item_scores
+    from bench.store import read_run
+
+    home, world = trained_world
+    model = trained_model("qwen2vl-world", home)
+    agree = []
+    for benchmark in ("vitatecs", "velociti"):
+        qwen = _score(world, tmp_path, benchmark, model, "entail", "qwen")
+        xclip = next(p for p in xclip_runs if p.name == f"{benchmark}-forward")
+        both = item_scores(read_run(xclip))[["item_id", "value"]].merge(
+            item_scores(read_run(qwen))[["item_id", "value"]], on="item_id", suffixes=("_xclip", "_qwen"))
+        agree.append(both)
+    both = pd.concat(agree).dropna()
+    right = int(both.value_qwen.sum())
+    assert stats.binomtest(right, len(both), 0.5, alternative="greater").pvalue < 0.05, "the Video-LLM is at chance"
+    table = [[int(((both.value_xclip == a) & (both.value_qwen == b)).sum()) for b in (1, 0)] for a in (1, 0)]
+    _, p = stats.fisher_exact(table, alternative="greater")
+    assert p < 0.05, table
