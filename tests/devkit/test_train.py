@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from safetensors.numpy import load_file
 
 from bench.devkit.train import build
 from bench.devkit.train.build import STAMP, Scale, trained_model
-from bench.devkit.train.evaluate import Model, answer_bias, by_foil_type, item_rows, score_world
-from bench.metrics.intervals import binomial_p_value, clopper_pearson
+from bench.devkit.train.evaluate import Model, answer_bias, score_world
+from bench.metrics.pooled import item_scores
 from bench.scoring.families import load_backend
 from bench.store import read_run
 
@@ -40,7 +39,7 @@ def test_a_build_is_a_checkpoint_the_backend_loads_by_path_and_the_runner_scores
     assert type(backend.model).__name__ == "CLIPModel"
     runs = score_world({"clip": Model(str(clip_world), "contrastive", "similarity")}, sample, tmp_path,
                        benchmarks=["vitatecs"], limit=6)
-    rows = item_rows(runs["clip"][0])
+    rows = item_scores(read_run(runs["clip"][0]))
     assert len(rows) == 6 and rows["foil_type"].notna().all() and rows["value"].isin([0.0, 1.0]).all()
 
 
@@ -66,23 +65,6 @@ def test_the_same_seed_gives_the_same_weights_and_another_seed_others(clip_world
 def test_an_unknown_model_is_a_one_line_error(home):
     with pytest.raises(ValueError, match="unknown trained model 'gpt'.*clip-world"):
         trained_model("gpt", home)
-
-
-def test_the_by_foil_type_table_pools_items_over_benchmarks():
-    rows = pd.DataFrame({"run": "m", "benchmark": ["a", "a", "b", "b", "b", "a"],
-                         "item_id": list("uvwxyz"), "subset": "s",
-                         "foil_type": ["order", "order", "order", "count", "count", "count"],
-                         "value": [1.0, 0.0, 1.0, 1.0, 1.0, 0.5], "chance": [0.5, 0.5, 0.5, 0.5, 0.25, 0.25]})
-    table = by_foil_type(rows).set_index("foil_type")
-    for foil_type, group in rows.groupby("foil_type"):
-        right, n, chance = group["value"].sum(), len(group), group["chance"].mean()
-        low, high = clopper_pearson(right, n, 0.95)
-        row = table.loc[foil_type]
-        assert row["n"] == n and row["accuracy"] == pytest.approx(100 * right / n)
-        assert (row["low"], row["high"]) == pytest.approx((100 * low, 100 * high))
-        assert row["chance"] == pytest.approx(100 * chance)
-        assert row["p"] == pytest.approx(binomial_p_value(right, n, chance))
-        assert row["above"] == (low > chance)
 
 
 def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sample, tmp_path):

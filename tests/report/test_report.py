@@ -84,7 +84,8 @@ def test_foil_types_pool_each_runs_items_over_benchmarks(report):
     index = (out / "index.html").read_text()
     assert (out / "foil_types.png").is_file() and "src='foil_types.png'" in index
     for row in expected.itertuples():
-        assert f"{row.accuracy:.1f}{'*' if row.above else ''} [{row.low:.1f}, {row.high:.1f}]" in index
+        assert f"{row.accuracy:.1f}{'*' if row.above else ''}<span class='ci'>[{row.low:.1f}, {row.high:.1f}]</span>" \
+            in index
 
 
 def test_headline_holds_each_runs_main_score_and_failures(report):
@@ -207,7 +208,7 @@ def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
     assert set(index["headline"]) - {""} == {spec(b).title for b in benchmarks}
     assert index["headline_rows"] == len({(p.split("-")[1], p.split("-")[2]) for p in (r.name for r in runs)})
     figures = sum(e["kind"] == "figure" for n in notebooks() for e in contents(out, n))
-    assert len(index["images"]) == figures
+    assert len(index["images"]) == figures + 1  # and the foil-type figure
 
 
 def _cli(capfd, *args: str) -> str:

@@ -15,8 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from bench.devkit.train.build import MODELS, models_home, trained_model
-from bench.devkit.train.evaluate import Model, answer_bias, by_foil_type, item_rows, score_world
+from bench.devkit.train.evaluate import Model, answer_bias, score_world
 from bench.devkit.world import ensure_sample
+from bench.metrics.pooled import item_scores, pooled_table
+from bench.store import read_run
 
 
 def runs_of(home: str | Path | None = None) -> dict[str, Model]:
@@ -48,10 +50,10 @@ def main(argv: list[str] | None = None) -> None:
     for run, model in runs_of(args.home).items():
         limit = args.limit if model.family == "videollm" else None
         paths += score_world({run: model}, suite, out, limit=limit, progress=True)[run]
-    rows = pd.concat([item_rows(p) for p in paths], ignore_index=True)
+    rows = pd.concat([item_scores(read_run(p)) for p in paths], ignore_index=True)
     with pd.option_context("display.width", 160, "display.max_rows", 500, "display.float_format", "{:.1f}".format):
-        print(by_foil_type(rows).drop(columns=["p"]).to_string(index=False))
-        print(by_foil_type(rows.assign(foil_type="all")).drop(columns=["p"]).to_string(index=False))
+        for table in (pooled_table(rows, "foil_type"), pooled_table(rows.assign(foil_type="all"), "foil_type")):
+            print(table.drop(columns=["label", "p"]).to_string(index=False))
         print(answer_bias(paths).to_string(index=False))
     print("build time (s): " + ", ".join(f"{name} {t:.0f}" for name, t in times.items()) +
           f"; total {sum(times.values()):.0f}")
