@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 
 import numpy as np
 import pytest
 
 import bench.devkit.world.benchmarks as benchmarks
 import bench.devkit.world.files as files
-from bench.devkit.world import draw, generate_sample
+from bench.devkit.world import draw, generate_sample, stories
 from bench.devkit.world.draw import rng_for
-from bench.devkit.world.scenes import Scene
+from bench.devkit.world.scenes import COLOURS, MIDDLE, SHAPES, Scene
 from bench.devkit.world.split import training_split
-from bench.devkit.world.stories import FOIL_TYPES
+from bench.devkit.world.stories import FOIL_TYPES, Story
 from bench.loaders import load
 from bench.registry import names
 from world_reader import Reader
@@ -32,19 +33,77 @@ def _event(claim_when: str | None, fps: float) -> slice:
     return slice(None)
 
 
+def _check_claims(story: Story, *where: object) -> None:
+    """Every claim of ``story`` holds on its frames (its event's), every foil fails, reversing claims reverse."""
+    whole = Reader.of(story.scene.render(), story.scene.fps)
+    for claim_kind, claim in story.claims.items():
+        reader = Reader(whole.frames[_event(claim.when, whole.fps)], whole.fps)
+        assert reader.holds(claim.true), (*where, claim_kind, claim.true)
+        for foil in claim.false:
+            assert not whole.holds(foil), (*where, claim_kind, foil)
+        if claim.reverses:
+            backwards = Reader(whole.frames[::-1], whole.fps)
+            assert backwards.holds(claim.false[0]) and not backwards.holds(claim.true), (*where, claim_kind)
+
+
 @pytest.mark.parametrize("kind", list(draw.KINDS))
 def test_every_claim_of_every_story_kind_is_true_and_its_foils_false(kind):
     for i in range(DRAWS):
-        story = draw.KINDS[kind](rng_for("test_world", kind, i))
-        whole = Reader.of(story.scene.render(), story.scene.fps)
+        _check_claims(draw.KINDS[kind](rng_for("test_world", kind, i)), kind, i)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_an_episode_in_either_order_is_true_of_its_frames_and_the_other_order_played_backwards(count):
+    """So a bag of frames cannot tell which order a story has."""
+    mover, jumper = ("red", "square"), ("blue", "circle")
+    for direction in ("right", "left"):
+        jump_x = MIDDLE + (10 if direction == "right" else -10)
+        jump_first = stories.episode(mover, jumper, direction, count, jump_x=jump_x, jump_first=True)
+        move_first = stories.episode(mover, jumper, stories.OPPOSITE[direction], count, jump_x=jump_x,
+                                     jump_first=False)
+        for story in (jump_first, move_first):
+            _check_claims(story, count, direction, story.true("chrono"))
+        if count != 3:  # three jumps do not split 20 frames evenly: their timing is not symmetric
+            assert np.array_equal(jump_first.scene.render()[::-1], move_first.scene.render())
+
+
+def _form(caption: str) -> str:
+    """A caption with its actors' colours and shapes blanked: what a model reading the text alone can tell apart."""
+    return re.sub(rf"\b(?:{'|'.join(COLOURS)}|{'|'.join(SHAPES)})\b", "_", caption)
+
+
+ORDER_DRAWS = 300  # stories drawn per kind: about 150 of each order
+
+
+@pytest.mark.parametrize("kind", [k for k in draw.KINDS if any(
+    c.foil_type == "order" for c in draw.KINDS[k](rng_for("test_world", "order", k)).claims.values())])
+def test_the_wording_of_order_claims_does_not_tell_the_true_caption_from_its_foil(kind):
+    """Over many stories each wording is as often the true caption as a foil, so an order-blind model cannot read
+    the answer off the text (as it could when a story always told its events in the same order)."""
+    said = collections.defaultdict(collections.Counter)  # (claim kind, form) -> true / foil counts
+    for i in range(ORDER_DRAWS):
+        story = draw.KINDS[kind](rng_for("test_world", "order", kind, i))
         for claim_kind, claim in story.claims.items():
-            reader = Reader(whole.frames[_event(claim.when, whole.fps)], whole.fps)
-            assert reader.holds(claim.true), (kind, i, claim_kind, claim.true)
-            for foil in claim.false:
-                assert not whole.holds(foil), (kind, i, claim_kind, foil)
-            if claim.reverses:
-                backwards = Reader(whole.frames[::-1], whole.fps)
-                assert backwards.holds(claim.false[0]) and not backwards.holds(claim.true), (kind, i, claim_kind)
+            if claim.foil_type == "order":
+                said[claim_kind, _form(claim.true)]["true"] += 1
+                said[claim_kind, _form(claim.false[0])]["foil"] += 1
+    assert said
+    for (claim_kind, form), n in said.items():
+        assert 0.4 <= n["true"] / (n["true"] + n["foil"]) <= 0.6, (kind, claim_kind, form, dict(n))
+
+
+def test_vinoground_order_pairs_tell_neither_in_their_wording_nor_by_place_which_video_is_which():
+    said = collections.defaultdict(collections.Counter)  # form -> how often it is the pos / neg caption
+    left_first = 0  # pairs whose pos video has its left shape act first
+    for i in range(ORDER_DRAWS):
+        first, second, claim_kind = draw.pair(rng_for("test_world", "order pair", i), "order")
+        said[_form(first.true(claim_kind))]["pos"] += 1
+        said[_form(second.true(claim_kind))]["neg"] += 1
+        acts_first, acts_second = (next(p for p in actor.positions if p) for actor in first.scene.actors)
+        left_first += acts_first[0] < acts_second[0]
+    for form, n in said.items():
+        assert 0.4 <= n["pos"] / (n["pos"] + n["neg"]) <= 0.6, (form, dict(n))
+    assert 0.4 <= left_first / ORDER_DRAWS <= 0.6
 
 
 @pytest.mark.parametrize("kind", draw.PAIRS)

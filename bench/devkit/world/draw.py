@@ -122,12 +122,15 @@ def chase(rng: np.random.Generator) -> Story:
 
 
 def episode(rng: np.random.Generator, event_frames: int = 20) -> Story:
-    """VELOCITI's two events: a quick crossing while another shape jumps, then a slow move back."""
+    """VELOCITI's two events: a quick crossing while another shape jumps, and a slow move back, in either order (drawn
+    evenly, so neither a caption's wording nor a bag of frames tells which came first)."""
     mover, jumper = actors(rng, 2)
     direction = pick(rng, ("right", "left"))
-    jump_x = MIDDLE + (1 if direction == "right" else -1) * float(rng.uniform(4, 24))
+    jump_first = bool(rng.random() < 0.5)
+    side = (1 if direction == "right" else -1) * (1 if jump_first else -1)  # where the mover rests
+    jump_x = MIDDLE + side * float(rng.uniform(4, 24))
     return stories.episode(mover, jumper, direction, int(rng.integers(1, 5)), event_frames,
-                           lane=TOP + float(rng.uniform(-8, 8)), jump_x=jump_x)
+                           lane=TOP + float(rng.uniform(-8, 8)), jump_x=jump_x, jump_first=jump_first)
 
 
 KINDS: dict[str, Callable[[np.random.Generator], Story]] = {
@@ -156,6 +159,7 @@ def pair(rng: np.random.Generator, kind: str) -> tuple[Story, Story, str]:
     place = (float(rng.uniform(30, 98)), float(rng.uniform(30, 98)))
     if kind == "order":
         xs = (float(rng.uniform(20, 50)), float(rng.uniform(78, 108)))
+        xs = xs if rng.random() < 0.5 else xs[::-1]  # who acts first is on the left or on the right
         verb = pick(rng, ("jumps", "appears"))
         return (stories.sequence(first, second, verb, xs), stories.sequence(second, first, verb, xs[::-1]),
                 "before")

@@ -296,49 +296,64 @@ def chase(chaser: Actor, leader: Actor, direction: str = "right", lane: float = 
 
 
 def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 2, event_frames: int = 20,
-            fps: float = FPS, lane: float = TOP, jump_x: float | None = None) -> Story:
-    """Two events of ``event_frames`` each (VELOCITI's Ev1, Ev2).
+            fps: float = FPS, lane: float = TOP, jump_x: float | None = None, jump_first: bool = True) -> Story:
+    """Two events of ``event_frames`` each (VELOCITI's Ev1, Ev2), in the order ``jump_first`` draws.
 
-    Ev1: ``mover`` crosses the top ``lane`` quickly towards ``direction`` while ``jumper`` jumps ``count`` times on
-    the floor at ``jump_x`` (default: 10 px past the middle). Ev2: ``mover`` rests; ``jumper`` moves slowly the other
-    way. Claims are keyed by VELOCITI test name
-    (``when`` = the events) and by ATP-Hard question type (TN, TP, TC: five statements, one true).
+    The jump event: ``mover`` crosses the top ``lane`` quickly towards ``direction`` while ``jumper`` jumps ``count``
+    times on the floor at ``jump_x`` (default: 10 px from the middle on the side where ``mover`` rests). The move
+    event: ``mover`` rests at its end of the lane; ``jumper`` moves slowly the other way, from ``jump_x`` (to it when
+    this event comes first). Either order is the other's time reversal, so a bag of frames cannot tell them apart, and
+    every claim (its event, "first... then", "before"/"after") follows the order. Claims are keyed by VELOCITI test
+    name (``when`` = the events) and by ATP-Hard question type (TN, TP, TC: five statements, one true).
     """
     n = event_frames
     back = OPPOSITE[direction]
     sign = 1 if direction == "right" else -1
     start, end = (MIDDLE - sign * 40, lane), (MIDDLE + sign * 40, lane)
-    jump_x = MIDDLE + sign * 10 if jump_x is None else jump_x
+    rest = 1 if jump_first else -1  # the mover rests at its end (after crossing) or its start (before it)
+    jump_x = MIDDLE + rest * sign * 10 if jump_x is None else jump_x
+    crossing, hopping = glide(n, start, end), hops(n, count, jump_x)
+    returning = glide(n, (jump_x, FLOOR), (jump_x - sign * SLOW, FLOOR)) if jump_first \
+        else glide(n, (jump_x + sign * SLOW, FLOOR), (jump_x, FLOOR))
     scene = Scene(fps)
-    scene.add(mover[1], mover[0], glide(n, start, end) + still(n, end))
-    scene.add(jumper[1], jumper[0], hops(n, count, jump_x) + glide(n, (jump_x, FLOOR), (jump_x - sign * SLOW, FLOOR)))
+    if jump_first:
+        scene.add(mover[1], mover[0], crossing + still(n, end))
+        scene.add(jumper[1], jumper[0], hopping + returning)
+    else:
+        scene.add(mover[1], mover[0], still(n, start) + crossing)
+        scene.add(jumper[1], jumper[0], returning + hopping)
+    jumping, moving = ("Ev1", "Ev2") if jump_first else ("Ev2", "Ev1")
+    then, counted = ("after", "before") if jump_first else ("before", "after")  # move vs jump, jump vs move
     m, j = the(mover), the(jumper)
     goes, returns = f"moves {TOWARDS[direction]}", f"moves {TOWARDS[back]}"
     recolour = other_colour(jumper[0], mover[0])
     later = other_colour(recolour, jumper[0], mover[0])
     absent = (recolour, mover[1])
+    jumped, returned = f"{j} jumps", f"{j} {returns}"
+    chrono = [f"first, {jumped}. then, {returned}", f"first, {returned}. then, {jumped}"]
+    if not jump_first:
+        chrono.reverse()
     return Story(scene, {
-        "action_bind": Claim(f"{m} {goes}", [f"{m} jumps"], "action", "Ev1"),
-        "action_adv": Claim(f"{j} jumps", [f"{j} grows"], "action", "Ev1"),
-        "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "actor", "Ev1"),
-        "agent_random": Claim(f"{m} {goes}", [f"{the(absent)} {goes}"], "attribute", "Ev1"),
+        "action_bind": Claim(f"{m} {goes}", [f"{m} jumps"], "action", jumping),
+        "action_adv": Claim(f"{j} jumps", [f"{j} grows"], "action", jumping),
+        "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "actor", jumping),
+        "agent_random": Claim(f"{m} {goes}", [f"{the(absent)} {goes}"], "attribute", jumping),
         "action_manner": Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed",
-                               "Ev2"),
-        "chrono": Claim(f"first, {j} jumps. then, {j} {returns}", [f"first, {j} {returns}. then, {j} jumps"], "order",
-                        "(Ev1, Ev2)"),
+                               moving),
+        "chrono": Claim(chrono[0], chrono[1:], "order", "(Ev1, Ev2)"),
         "coref": Claim(f"the shape that jumps is also the one that {returns}",
                        [f"the shape that {goes} is also the one that {returns}"], "actor", "(Ev1, Ev2)"),
-        "control": Claim(f"{m} {goes}", [], "control", "Ev1"),
-        "TN": Claim(f"{j} moves slowly {TOWARDS[back]} after {m} {goes}",
-                    [f"{j} moves quickly {TOWARDS[direction]} after {m} {goes}",
-                     f"{j} turns {recolour} after {m} {goes}", f"{j} stays still after {m} {goes}",
-                     f"{j} turns {later} after {m} {goes}"], "action",
-                    question=f"what does {j} do after {m} {goes}",
+        "control": Claim(f"{m} {goes}", [], "control", jumping),
+        "TN": Claim(f"{j} moves slowly {TOWARDS[back]} {then} {m} {goes}",
+                    [f"{j} moves quickly {TOWARDS[direction]} {then} {m} {goes}",
+                     f"{j} turns {recolour} {then} {m} {goes}", f"{j} stays still {then} {m} {goes}",
+                     f"{j} turns {later} {then} {m} {goes}"], "action",
+                    question=f"what does {j} do {then} {m} {goes}",
                     answers=[f"move slowly {TOWARDS[back]}", f"move quickly {TOWARDS[direction]}",
                              f"turn {recolour}", "stay still", f"turn {later}"]),
-        "TP": Claim(f"{j} jumps exactly {times(count)} before {j} {returns}",
-                    [f"{j} jumps exactly {times(k)} before {j} {returns}" for k in range(1, 6) if k != count],
-                    "count", question=f"how many times does {j} jump before it {returns}",
+        "TP": Claim(f"{j} jumps exactly {times(count)} {counted} {j} {returns}",
+                    [f"{j} jumps exactly {times(k)} {counted} {j} {returns}" for k in range(1, 6) if k != count],
+                    "count", question=f"how many times does {j} jump {counted} it {returns}",
                     answers=[NUMBERS[count]] + [NUMBERS[k] for k in range(1, 6) if k != count]),
         "TC": Claim(f"{j} jumps while {m} {goes}",
                     [f"{j} turns {recolour} while {m} {goes}", f"{j} stays still while {m} {goes}",
