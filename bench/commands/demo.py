@@ -22,6 +22,10 @@ def run(args: argparse.Namespace) -> int:
     from bench.store import read_run
 
     started = time.perf_counter()
+    if args.quiet:
+        from transformers.utils import logging
+
+        logging.disable_progress_bar()
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     progress = not args.quiet
     world, runs_dir = home / f"sample-{args.size}", home / "runs" / f"sample-{args.size}"

@@ -63,7 +63,9 @@ def test_the_order_blind_model_stays_at_chance_on_order_foils(trained_world, tmp
     model = trained_model("clip-world", home)
     runs = [_score(world, tmp_path, b, model, "similarity", "clip") for b in ORDERED]
     order = _pooled(capsys, runs)["clip", "order"]
-    assert order["low"] <= order["chance"] <= order["high"], order
+    # not above chance; it may fall below it: pairs whose two videos are each other's reversal give an order-blind
+    # model tied scores, which each benchmark's official rule counts as wrong
+    assert order["low"] <= order["chance"] and not order["above"], order
 
 
 def test_swapping_caption_and_foil_mirrors_accuracy(trained_world, tmp_path, capsys):
