@@ -50,7 +50,7 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text.
 
     Which options a loader takes (and their types) is checked by the loader itself
-    (:func:`bench.loaders.common.check_options`), before any file is read.
+    (:func:`bench.loaders.options.check_options`), before any file is read.
     """
     options: dict[str, Any] = {}
     for pair in pairs:

@@ -1,5 +1,5 @@
-"""What every loader shares: one error type that names the file and place, strict readers, checked loader options,
-video paths kept inside the video root, and the rule for rows that repeat an earlier row.
+"""What every loader shares: one error type that names the file and place, strict readers, video
+paths kept inside the video root, and the rule for rows that repeat an earlier row.
 
 The readers decode UTF-8 (a leading byte-order mark is dropped, as ``utf-8-sig`` does) and refuse, each with the
 file, the line (or JSON key / row) and the field: bytes that are not UTF-8, malformed or too deeply nested JSON,
@@ -14,13 +14,9 @@ scripts count every row, and listed in the loader's notes (:class:`Repeats`).
 from __future__ import annotations
 
 import csv
-import functools
-import inspect
 import io
 import json
 import re
-import types
-import typing
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator
 
@@ -343,63 +339,3 @@ class VideoRoot:
         except OutsideRoot as err:
             raise LoaderError(path, where, f"field {field!r}: {err}; pass -o allow_outside_root=true to allow it") \
                 from None
-
-
-# ---- options ------------------------------------------------------------------------------------------------------
-
-def _kinds(hint: Any) -> tuple[type, ...]:
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
-    return (typing.get_origin(hint) or hint,)
-
-
-TYPE_NAMES = {bool: "true/false", str: "text", int: "integer", float: "number", type(None): "null", Path: "path"}
-
-
-def _type_name(kinds: tuple[type, ...]) -> str:
-    return " or ".join(TYPE_NAMES.get(k, k.__name__) for k in kinds)
-
-
-def shared_options(*, labels: Path | None = None) -> None:
-    """The options every loader takes (:func:`loader` applies them to the loaded items): ``labels``, a CSV of extra
-    item labels joined by item id (:mod:`bench.loaders.labels`)."""
-
-
-def check_options(load: Callable, options: dict[str, Any]) -> None:
-    """Raise a one-line :class:`ValueError` for an option neither ``load`` nor :func:`shared_options` takes, or a
-    value of the wrong type."""
-    benchmark = load.__module__.rsplit(".", 1)[-1]
-    parameters = {n: p for f in (load, shared_options) for n, p in inspect.signature(f).parameters.items()
-                  if p.kind is p.KEYWORD_ONLY}
-    hints = {**typing.get_type_hints(shared_options), **typing.get_type_hints(load)}
-    accepted = ", ".join(f"{n}={json.dumps(p.default)} ({_type_name(_kinds(hints[n]))})" for n, p in parameters.items())
-    unknown = sorted(set(options) - set(parameters))
-    if unknown:
-        raise ValueError(f"the {benchmark} loader has no option {' or '.join(map(repr, unknown))}; its options "
-                         f"(with their defaults): {accepted or 'none'}")
-    for name, value in options.items():
-        kinds = _kinds(hints[name])
-        if Path in kinds:
-            kinds += (str,)
-        if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
-            raise ValueError(f"the {benchmark} loader's option {name!r} must be {_type_name(_kinds(hints[name]))}, "
-                             f"got {value!r}")
-
-
-def loader(load: Callable) -> Callable:
-    """Mark a benchmark's ``load(path, video_root=None, *, options...)``: its options and the
-    :func:`shared_options` are checked against their signatures (names and types) before anything is read, by
-    whichever layer calls it; the shared ones are then applied to the loaded items."""
-
-    @functools.wraps(load)
-    def checked(path, video_root=None, **options):
-        check_options(load, options)
-        labels = options.pop("labels", None)
-        items = load(path, video_root, **options)
-        if labels is None:
-            return items
-        from bench.loaders.labels import join_labels  # it reads its CSV with this module's readers
-
-        return join_labels(items, labels)
-
-    return checked

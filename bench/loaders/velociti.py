@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import (LoaderError, Repeats, VideoRoot, check_strings, csv_header, files_in, loader,
-                                  read_csv_rows, read_json, read_jsonl)
+from bench.loaders.common import (LoaderError, Repeats, VideoRoot, check_strings, csv_header, files_in, read_csv_rows,
+                                  read_json, read_jsonl)
+from bench.loaders.options import loader
 
 BENCHMARK = "velociti"
 TESTS = ("action_adv", "action_bind", "action_manner", "agent_bind", "agent_random", "chrono", "control", "coref")

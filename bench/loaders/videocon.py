@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Callable
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import LoaderError, Repeats, VideoRoot, csv_header, files_in, loader, read_csv_rows
+from bench.loaders.common import LoaderError, Repeats, VideoRoot, csv_header, files_in, read_csv_rows
+from bench.loaders.options import loader
 
 BENCHMARK = "videocon"
 LLM_COLUMNS = ("videopath", "source", "caption", "neg_caption", "youtube_key", "split", "misalignment")

@@ -17,7 +17,8 @@ import math
 from pathlib import Path
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import LoaderError, VideoRoot, files_in, loader, read_json, require, require_text
+from bench.loaders.common import LoaderError, VideoRoot, files_in, read_json, require, require_text
+from bench.loaders.options import loader
 from bench.registry import spec
 
 BENCHMARK = "vilma"

@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import LoaderError, VideoRoot, loader, read_csv_rows, read_json
+from bench.loaders.common import LoaderError, VideoRoot, read_csv_rows, read_json
+from bench.loaders.options import loader
 
 BENCHMARK = "vinoground"
 COLUMNS = ("index", "major", "minor", "pos_vid", "pos_start", "pos_end", "pos_cap", "neg_vid", "neg_start",

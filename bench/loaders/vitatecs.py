@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import (LoaderError, Repeats, VideoRoot, files_in, loader, read_jsonl,
-                                  require_text)
+from bench.loaders.common import LoaderError, Repeats, VideoRoot, files_in, read_jsonl, require_text
+from bench.loaders.options import loader
 
 BENCHMARK = "vitatecs"
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")

@@ -89,13 +89,7 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
     (claims about time: with the clip played backwards too)."""
     rng = np.random.default_rng(seed)
     model.text_model.embeddings.token_embedding.requires_grad_(False)  # random token vectors: a fine lookup table
-    position = data.index()
-    by_video: dict[int, list] = {}
-    timed: dict[int, list] = {}
-    for example in data.split.examples:
-        by_video.setdefault(position[example.video], []).append(example)
-        if example.reverses:
-            timed.setdefault(position[example.video], []).append(example)
+    by_video, timed = data.claims()
     videos = np.array(sorted(by_video))
     optimizer, schedule = optimizer_and_schedule(model, recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps)
     model.train()

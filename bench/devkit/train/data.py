@@ -35,6 +35,17 @@ class Decoded:
         """Each video's position in :attr:`videos`."""
         return {v: i for i, v in enumerate(self.videos)}
 
+    def claims(self) -> tuple[dict[int, list], dict[int, list]]:
+        """The split's examples by clip position: all of them, and those whose claim is about time (``reverses``)."""
+        position = self.index()
+        every: dict[int, list] = {}
+        timed: dict[int, list] = {}
+        for example in self.split.examples:
+            every.setdefault(position[example.video], []).append(example)
+            if example.reverses:
+                timed.setdefault(position[example.video], []).append(example)
+        return every, timed
+
 
 def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> Decoded:
     """Decode every clip of ``split`` (and every pair joined, in both orders) at ``size`` (a backend's

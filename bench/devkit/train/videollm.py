@@ -105,13 +105,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs."""
     rng = np.random.default_rng(seed)
     questions = Questions(processor)
-    position = data.index()
-    by_video: dict[int, list] = {}
-    timed: dict[int, list] = {}
-    for example in data.split.examples:
-        by_video.setdefault(position[example.video], []).append(example)
-        if example.reverses:
-            timed.setdefault(position[example.video], []).append(example)
+    by_video, timed = data.claims()
     clips = np.array(sorted(by_video))
     forced = {"entail": "Yes", "choice": "A"}
     optimizer, schedule = optimizer_and_schedule(model, recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps)
