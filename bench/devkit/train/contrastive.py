@@ -14,8 +14,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from bench.devkit.train.data import Decoded, style
-from bench.devkit.train.schedule import optimizer_and_schedule
+from bench.devkit.train.data import Decoded, draw_claim
+from bench.devkit.train.schedule import optimizer_and_schedule, take_step
 
 
 @dataclass(frozen=True)
@@ -102,15 +102,11 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
         cursor += recipe.batch
         rows, claims, backwards = [], [], []
         for v in chosen:
-            pool = timed[v] if v in timed and rng.random() < recipe.reversing else by_video[v]
-            example = pool[int(rng.integers(len(pool)))]
-            styled = style(rng)
-            texts = [styled(t) for t in example.texts]
             # a claim about time is asked of the clip and of the clip played backwards (its foil's world): the two
             # have the same frames, so only their order can tell the captions apart
-            for flip in (False, True) if example.reverses else (False,):
+            for flip, texts in draw_claim(rng, by_video, timed, v, recipe.reversing):
                 rows.append(v)
-                claims.append(texts[1::-1] + texts[2:] if flip else texts)
+                claims.append(texts)
                 backwards.append(flip)
         texts = list(dict.fromkeys(t for claim in claims for t in claim))
         column = {t: i for i, t in enumerate(texts)}
@@ -130,10 +126,6 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
         within = scores[:, [column[c] for c in captions]]
         targets = torch.tensor([captions.index(claim[0]) for claim in claims])
         loss = hard + recipe.in_batch * torch.nn.functional.cross_entropy(within, targets)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
+        take_step(model, optimizer, schedule, loss)
         tick(1)
     model.eval()

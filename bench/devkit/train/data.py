@@ -67,6 +67,18 @@ def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> De
     return Decoded(split, videos, [frames[v] for v in videos], {k: v for k, v in frames.items() if isinstance(k, tuple)})
 
 
+def draw_claim(rng: np.random.Generator, every: dict[int, list], timed: dict[int, list], clip: int,
+               reversing: float) -> list[tuple[bool, list[str]]]:
+    """One claim of ``clip`` (of :meth:`Decoded.claims`; a claim about time with probability ``reversing`` when the
+    clip has one), in one drawn style, as ``(backwards, texts)``: its texts as asked of the clip and, for a claim
+    about time, as asked of the clip played backwards (its foil's world: caption and first foil swapped)."""
+    pool = timed[clip] if clip in timed and rng.random() < reversing else every[clip]
+    example = pool[int(rng.integers(len(pool)))]
+    styled = style(rng)
+    texts = [styled(t) for t in example.texts]
+    return [(False, texts)] + ([(True, texts[1::-1] + texts[2:])] if example.reverses else [])
+
+
 def style(rng: np.random.Generator) -> Callable[[str], str]:
     """One of the :data:`STYLES`, drawn from ``rng``."""
     return STYLES[int(rng.integers(len(STYLES)))]

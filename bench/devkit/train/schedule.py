@@ -1,4 +1,5 @@
-"""The optimiser and learning-rate schedule every trained model uses: AdamW, linear warm-up, cosine decay."""
+"""The optimiser, learning-rate schedule and step every trained model uses: AdamW, linear warm-up, cosine decay,
+gradients clipped to norm 1."""
 
 from __future__ import annotations
 
@@ -22,3 +23,12 @@ def optimizer_and_schedule(model: torch.nn.Module, lr: float, weight_decay: floa
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def take_step(model: torch.nn.Module, optimizer, schedule, loss: torch.Tensor) -> None:
+    """One optimiser step on ``loss``: gradients clipped to norm 1, then the schedule advanced."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()

@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from bench.devkit.train.data import STYLES, Decoded, style
-from bench.devkit.train.schedule import optimizer_and_schedule
+from bench.devkit.train.data import STYLES, Decoded, draw_claim, style
+from bench.devkit.train.schedule import optimizer_and_schedule, take_step
 from bench.devkit.world.split import Split
 from bench.registry import spec
 from bench.scoring import prompts
@@ -113,14 +113,10 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     for _ in range(recipe.steps):
         rows: list[tuple[str, str, dict]] = []
         for v in rng.choice(clips, recipe.batch, replace=False):
-            pool = timed[v] if v in timed and rng.random() < recipe.reversing else by_video[v]
-            example = pool[int(rng.integers(len(pool)))]
-            styled = style(rng)
-            texts = [styled(t) for t in example.texts]
+            claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "entail" if rng.random() < 0.5 else "choice"
             true = bool(rng.random() < 0.5)
-            for flip in (False, True) if example.reverses else (False,):
-                asked = texts[1::-1] + texts[2:] if flip else texts
+            for flip, asked in claim:
                 question, answer = _entail(rng, asked, true) if kind == "entail" else _choice(rng, asked)
                 if rng.random() < recipe.forced:
                     answer = forced[kind]
@@ -135,11 +131,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
                          joined[(int(p), order)]))
         loss = _loss(model, questions, rows)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
+        take_step(model, optimizer, schedule, loss)
         tick(1)
     model.eval()
 
