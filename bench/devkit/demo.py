@@ -12,15 +12,11 @@ papers is built from them.
 from __future__ import annotations
 
 import contextlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 import pandas as pd
-
-from bench.config import DataSource, ScoreConfig
-from bench.registry import names
 
 
 @dataclass(frozen=True)
@@ -50,11 +46,6 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
 DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 60}
 
 
-def folder_name(run: str) -> str:
-    """A run name as a folder name: ``X-CLIP reversed`` -> ``x-clip-reversed``."""
-    return re.sub(r"[^a-z0-9]+", "-", run.lower()).strip("-")
-
-
 def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path], *, full: bool = False,
                 progress: bool = True) -> list[Path]:
     """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``
@@ -63,22 +54,21 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     from tqdm.auto import tqdm
 
     from bench.devkit.train.build import MODELS
+    from bench.devkit.train.evaluate import Model, world_configs
     from bench.scoring.runner import score
 
+    models = {}
+    for run, setup in DEMO_RUNS.items():
+        family = MODELS[setup.model].family
+        models[run] = Model(str(model_folder(setup.model)), family, setup.protocol, setup.frames,
+                            limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [(run, setup, name) for run, setup in DEMO_RUNS.items() for name in names()]
     runs = []
-    bar = tqdm(jobs, desc="scoring", unit="run", disable=not progress)
+    bar = tqdm(world_configs(models, samples, out), desc="scoring", unit="run", disable=not progress)
     with open(out / "demo.log", "a") as log, contextlib.redirect_stderr(log):
-        for run, setup, name in bar:
-            bar.set_postfix_str(f"{run} on {name}")
-            s = samples[name]
-            family = MODELS[setup.model].family
-            source = DataSource.of(name, s.data_path, s.video_root, s.loader_options)
-            runs.append(score(ScoreConfig(
-                source, str(model_folder(setup.model)), family=family, protocol=setup.protocol, frames=setup.frames,
-                out=out / f"{name}-{folder_name(run)}", name=run, limit=None if full else DEMO_ITEMS[family],
-                spread=not full, progress=False)))
+        for config in bar:
+            bar.set_postfix_str(f"{config.name} on {config.source.benchmark}")
+            runs.append(score(config))
     return runs
 
 

@@ -369,14 +369,15 @@ def _plan(config: ScoreConfig) -> _Plan:
     benchmark = spec(config.source.benchmark)
     frame_policy = seeded(parse_policy(config.frames), config.seed)
     blind = frame_policy.name == "none"
-    if config.family:
-        _check_blind(make_protocol(check_protocol(config.family, config.protocol), benchmark, config.prompt), blind)
+    family = config.family
+    if family:  # what can be checked without the model is checked before it is located
+        protocol = _checked_protocol(family, config, benchmark, blind)
     model = locate(config.model) if isinstance(config.model, str) else config.model
-    if config.family and isinstance(model, str):
-        check_fits(model, config.family)
-    family = config.family or infer_family(model)
-    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
-    _check_blind(protocol, blind)
+    if family and isinstance(model, str):
+        check_fits(model, family)
+    if not family:
+        family = infer_family(model)
+        protocol = _checked_protocol(family, config, benchmark, blind)
     if not protocol.uses_frames:
         frame_policy = policy("none")
     items = select_items(config.source.load().items, config.limit, config.spread)
@@ -384,10 +385,13 @@ def _plan(config: ScoreConfig) -> _Plan:
     return _Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 
 
-def _check_blind(protocol: Protocol, blind: bool) -> None:
+def _checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> Protocol:
+    """The run's protocol for ``family``; a blind run (no frames) of a protocol that needs them is refused."""
+    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
     if blind and protocol.uses_frames and not protocol.blind_ok:
         raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
                          "question-answering protocol (entail, mc)")
+    return protocol
 
 
 def score(config: ScoreConfig) -> Path:

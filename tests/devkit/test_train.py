@@ -37,9 +37,9 @@ def _weights(folder) -> dict[str, np.ndarray]:
 def test_a_build_is_a_checkpoint_the_backend_loads_by_path_and_the_runner_scores(clip_world, sample, tmp_path):
     backend = load_backend("contrastive", str(clip_world))
     assert type(backend.model).__name__ == "CLIPModel"
-    runs = score_world({"clip": Model(str(clip_world), "contrastive", "similarity")}, sample, tmp_path,
-                       benchmarks=["vitatecs"], limit=6)
-    rows = item_scores(read_run(runs["clip"][0]))
+    runs = score_world({"clip": Model(str(clip_world), "contrastive", "similarity", limit=6)}, sample, tmp_path,
+                       benchmarks=["vitatecs"])
+    rows = item_scores(read_run(runs[0]))
     assert len(rows) == 6 and rows["foil_type"].notna().all() and rows["value"].isin([0.0, 1.0]).all()
 
 
@@ -69,8 +69,8 @@ def test_an_unknown_model_is_a_one_line_error(home):
 
 def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sample, tmp_path):
     qwen = trained_model("qwen2vl-world", home, scale=TINY, progress=False)
-    model = {p: Model(str(qwen), "videollm", p) for p in ("entail", "mc")}
-    paths = [score_world({p: m}, sample, tmp_path, benchmarks=["velociti"], limit=3)[p][0] for p, m in model.items()]
+    model = {p: Model(str(qwen), "videollm", p, limit=3) for p in ("entail", "mc")}
+    paths = score_world(model, sample, tmp_path, benchmarks=["velociti"])
     bias = answer_bias(paths).set_index("measure")
     entail, choice = read_run(paths[0]).pair, read_run(paths[1]).choice
     assert bias.loc["P(Yes)", "value"] == pytest.approx(100 * entail["score"].mean())

@@ -70,9 +70,9 @@ def test_star_exactly_when_chance_lies_below_the_interval(level):
     for n in (1, 4, 9, 30):
         for k in np.arange(0, n + 0.5, 0.5):
             low, high = intervals.clopper_pearson(k, n, level)
-            for chance in (0.05, 0.2, 1 / 3, 0.5, 0.75):
-                starred = intervals.binomial_p_value(k, n, chance) < alpha
-                assert starred == (chance < low), (k, n, chance)
+            for level_of_chance in (0.05, 0.2, 1 / 3, 0.5, 0.75):
+                starred = intervals.binomial_p_value(k, n, level_of_chance) < alpha
+                assert starred == (level_of_chance < low), (k, n, level_of_chance)
                 assert low <= k / n <= high
 
 
@@ -82,8 +82,8 @@ def test_bootstrap_p_value_and_limits_agree():
     for n_boot in (40, 200, 1000):
         samples = rng.normal(0.55, 0.03, size=n_boot)
         low, _ = intervals.bootstrap_interval(samples, 0.95)
-        for chance in np.quantile(samples, np.linspace(0, 0.1, 41)):
-            assert (intervals.bootstrap_p_value(samples, chance) < alpha) == (chance < low)
+        for threshold in np.quantile(samples, np.linspace(0, 0.1, 41)):
+            assert (intervals.bootstrap_p_value(samples, threshold) < alpha) == (threshold < low)
 
 
 def test_mover_interval_and_its_p_value():
@@ -95,9 +95,9 @@ def test_mover_interval_and_its_p_value():
     estimate = np.mean([k / n for k, n in groups])
     low, high = intervals.mover_interval(groups)
     assert low < estimate < high
-    for chance in (0.3, 0.4, 0.45, low - 1e-3, low + 1e-3):
-        p = intervals.mover_p_value(groups, chance)
-        assert (p < intervals.one_sided_alpha(0.95)) == (chance < low)
+    for threshold in (0.3, 0.4, 0.45, low - 1e-3, low + 1e-3):
+        p = intervals.mover_p_value(groups, threshold)
+        assert (p < intervals.one_sided_alpha(0.95)) == (threshold < low)
     assert math.isnan(intervals.mover_p_value(groups, estimate + 0.01))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -46,10 +47,9 @@ def main(argv: list[str] | None = None) -> None:
         times[name] = time.perf_counter() - start
     suite = ensure_sample(size=args.size)
     out = Path(args.out) if args.out else models_home(args.home) / f"runs-{args.size}"
-    paths = []
-    for run, model in runs_of(args.home).items():
-        limit = args.limit if model.family == "videollm" else None
-        paths += score_world({run: model}, suite, out, limit=limit, progress=True)[run]
+    models = {run: replace(model, limit=args.limit) if model.family == "videollm" else model
+              for run, model in runs_of(args.home).items()}
+    paths = score_world(models, suite, out, progress=True)
     rows = pd.concat([item_scores(read_run(p)) for p in paths], ignore_index=True)
     with pd.option_context("display.width", 160, "display.max_rows", 500, "display.float_format", "{:.1f}".format):
         for table in (pooled_table(rows, "foil_type"), pooled_table(rows.assign(foil_type="all"), "foil_type")):

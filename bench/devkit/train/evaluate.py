@@ -6,6 +6,7 @@ answer bias is measured here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -18,30 +19,43 @@ from bench.config import DataSource, ScoreConfig
 
 @dataclass(frozen=True)
 class Model:
-    """A model as the runner scores it: its folder, family, protocol and frame policy."""
+    """A model as the runner scores it: its folder, family, protocol and frame policy, and how many items per
+    benchmark (``limit``: the first ones, or with ``spread`` an even spread over the file; None: all)."""
 
     path: str
     family: str
     protocol: str
     frames: str = "uniform:k=8"
+    limit: int | None = None
+    spread: bool = False
 
 
-def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
-                benchmarks: Sequence[str] | None = None, limit: int | None = None,
-                progress: bool = False) -> dict[str, list[Path]]:
-    """Score every benchmark of ``suite`` (:func:`bench.devkit.world.ensure_sample`'s sets) with every model into
-    ``out/<benchmark>-<run>`` (runs already stored are resumed); run name -> its run folders."""
-    from bench.scoring.runner import score
+def folder_name(run: str) -> str:
+    """A run name as a folder name: ``X-CLIP reversed`` -> ``x-clip-reversed``."""
+    return re.sub(r"[^a-z0-9]+", "-", run.lower()).strip("-")
 
-    runs: dict[str, list[Path]] = {}
+
+def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
+                  benchmarks: Sequence[str] | None = None, progress: bool = False) -> list[ScoreConfig]:
+    """One run per model and benchmark of ``suite`` (:func:`bench.devkit.world.ensure_sample`'s sets), run-major:
+    named after its run, into ``out/<benchmark>-<folder name of the run>``."""
+    configs = []
     for run, model in models.items():
         for name in benchmarks or list(suite):
             s = suite[name]
             source = DataSource.of(name, s.data_path, s.video_root, s.loader_options)
-            runs.setdefault(run, []).append(Path(score(ScoreConfig(
-                source, model.path, family=model.family, protocol=model.protocol, frames=model.frames,
-                out=Path(out) / f"{name}-{run}", limit=limit, name=run, progress=progress))))
-    return runs
+            configs.append(ScoreConfig(source, model.path, family=model.family, protocol=model.protocol,
+                                       frames=model.frames, out=Path(out) / f"{name}-{folder_name(run)}",
+                                       limit=model.limit, spread=model.spread, name=run, progress=progress))
+    return configs
+
+
+def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
+                benchmarks: Sequence[str] | None = None, progress: bool = False) -> list[Path]:
+    """Score :func:`world_configs` (runs already stored are resumed); the run folders, in that order."""
+    from bench.scoring.runner import score
+
+    return [Path(score(c)) for c in world_configs(models, suite, out, benchmarks=benchmarks, progress=progress)]
 
 
 def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
