@@ -19,6 +19,7 @@ from bench.items import Clip
 
 FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frames' default, and X-CLIP's num_frames
 STYLES = (str, sentence)  # as the benchmarks' files write a caption: as is, or in sentence case with a full stop
+TIME_FOILS = ("order", "direction", "state")  # foil types only a model that sees the order of frames can reject
 
 
 @dataclass
@@ -36,13 +37,14 @@ class Decoded:
         return {v: i for i, v in enumerate(self.videos)}
 
     def claims(self) -> tuple[dict[int, list], dict[int, list]]:
-        """The split's examples by clip position: all of them, and those whose claim is about time (``reverses``)."""
+        """The split's examples by clip position: all of them, and those whose claim is about time (its foil type one
+        of :data:`TIME_FOILS`, or the clip played backwards makes its foil true)."""
         position = self.index()
         every: dict[int, list] = {}
         timed: dict[int, list] = {}
         for example in self.split.examples:
             every.setdefault(position[example.video], []).append(example)
-            if example.reverses:
+            if example.reverses or example.foil_type in TIME_FOILS:
                 timed.setdefault(position[example.video], []).append(example)
         return every, timed
 
