@@ -60,7 +60,7 @@ class Spec:
 MODELS: dict[str, Spec] = {
     "clip-world": Spec("contrastive", ("similarity",), contrastive.Recipe(300, batch=24), None,
                        "CLIP, frame embeddings averaged: blind to the order of frames"),
-    "xclip-world": Spec("xclip", ("similarity",), contrastive.Recipe(800, batch=24, reversing=0.8), None,
+    "xclip-world": Spec("xclip", ("similarity",), contrastive.Recipe(1000, batch=24, reversing=0.8), None,
                         "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order"),
     "qwen2vl-world": Spec("videollm", ("entail", "mc"), videollm.Recipe(250, batch=12, lr=2e-3, warmup=20), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos"),
