@@ -220,14 +220,27 @@ def _decord_probe(path: str) -> tuple[int, float]:
 
 
 def _decord_read(path: str, indices: list[int], size: tuple[int, int] | None) -> np.ndarray:
+    """Frames through decord; decoded to ``size`` by PyAV where decord's scaler rejects that size (it fails its own
+    size check at some small sizes: 8, 16, 24, 48 and 72 px wide among them)."""
     reader = _decord_reader(path, size)
     try:
         return reader.get_batch(indices).asnumpy()
     except Exception:  # decord's message is a C++ check; PyAV says which frame is corrupt
         del reader
-        _pyav_read(path, indices, size)
+        scaled = _pyav_read(path, indices, size)
+        if size is not None and _decord_decodes(path, indices):
+            return scaled
         raise FrameError(path, f"decord cannot decode frames {indices[:3]}... (PyAV can: try the pyav backend)") \
             from None
+
+
+def _decord_decodes(path: str, indices: list[int]) -> bool:
+    """Whether decord decodes these frames at the video's own size (then only its scaler failed)."""
+    try:
+        _decord_reader(path, None).get_batch(indices)
+    except Exception:
+        return False
+    return True
 
 
 def _pyav_probe(path: str) -> tuple[int, float]:

@@ -163,6 +163,19 @@ def test_resize_on_decode(video):
     assert frames.array.shape == (1, 48, 32, 3)
 
 
+@pytest.mark.parametrize("side", [24, 48, 72])
+def test_sizes_decords_scaler_rejects_are_decoded_by_pyav(video, side):
+    import decord
+
+    with pytest.raises(Exception):  # decord's own size check fails at these sizes: the case handled here
+        decord.VideoReader(video, width=side, height=side, num_threads=1).get_batch([0])
+    frames = sample_frames(Clip(video), policy("uniform", k=4), size=(side, side))
+    assert frames.array.shape == (4, side, side, 3)
+    assert read_numbers(frames.array) == frames.indices
+    assert np.array_equal(frames.array, sample_frames(Clip(video), policy("uniform", k=4), backend="pyav",
+                                                      size=(side, side)).array)
+
+
 def test_joined_clips_put_the_black_gap_between_them(video, tmp_path):
     other = str(write_video(tmp_path / "b.mp4", numbered(30)[::-1].copy(), FPS))
     frames = sample_joined([Clip(video), Clip(other)], policy("uniform", k=12), gap_seconds=2.0)
