@@ -15,18 +15,14 @@ import numpy as np
 import torch
 
 from bench.devkit.train.data import Decoded, draw_claim
-from bench.devkit.train.schedule import optimizer_and_schedule, take_step
+from bench.devkit.train.schedule import Schedule, optimizer_and_schedule, take_step
 
 
 @dataclass(frozen=True)
-class Recipe:
+class Recipe(Schedule):
     """How long and how hard to train."""
 
-    steps: int
     batch: int = 48
-    lr: float = 2e-3
-    warmup: int = 30
-    weight_decay: float = 0.05
     in_batch: float = 0.5
     reversing: float = 0.0  # the share of a clip's draws given to its claims about time (when it has any)
 
@@ -91,7 +87,7 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
     model.text_model.embeddings.token_embedding.requires_grad_(False)  # random token vectors: a fine lookup table
     by_video, timed = data.claims()
     videos = np.array(sorted(by_video))
-    optimizer, schedule = optimizer_and_schedule(model, recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps)
+    optimizer, schedule = optimizer_and_schedule(model, recipe)
     model.train()
     order = rng.permutation(videos)
     cursor = 0

@@ -4,13 +4,25 @@ gradients clipped to norm 1."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
 
-def optimizer_and_schedule(model: torch.nn.Module, lr: float, weight_decay: float, warmup: int, steps: int):
-    """AdamW (weight decay on matrices only) and a schedule warming up over ``warmup`` steps, then decaying along a
-    cosine to a tenth of ``lr`` at ``steps``."""
+@dataclass(frozen=True)
+class Schedule:
+    """The optimiser settings every training recipe has (each recipe sets its own defaults and adds its own fields)."""
+
+    steps: int
+    lr: float = 2e-3
+    warmup: int = 30
+    weight_decay: float = 0.05
+
+
+def optimizer_and_schedule(model: torch.nn.Module, recipe: Schedule):
+    """AdamW (weight decay on matrices only) and a schedule warming up over ``recipe.warmup`` steps, then decaying
+    along a cosine to a tenth of ``recipe.lr`` at ``recipe.steps``."""
+    lr, weight_decay, warmup, steps = recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
               {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]

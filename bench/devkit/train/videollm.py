@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from bench.devkit.train.data import STYLES, Decoded, draw_claim, style
-from bench.devkit.train.schedule import optimizer_and_schedule, take_step
+from bench.devkit.train.schedule import Schedule, optimizer_and_schedule, take_step
 from bench.devkit.world.split import Split
 from bench.registry import spec
 from bench.scoring import prompts
@@ -28,14 +28,11 @@ VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined
 
 
 @dataclass(frozen=True)
-class Recipe:
+class Recipe(Schedule):
     """How long and how hard to train; ``forced``: the share of answers replaced by "Yes" / "A" (biased variant)."""
 
-    steps: int
-    batch: int = 32
     lr: float = 3e-3
-    warmup: int = 30
-    weight_decay: float = 0.05
+    batch: int = 32
     reversing: float = 0.5
     joined: int = 4  # Vinoground video questions per batch
     forced: float = 0.0
@@ -108,7 +105,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     by_video, timed = data.claims()
     clips = np.array(sorted(by_video))
     forced = {"entail": "Yes", "choice": "A"}
-    optimizer, schedule = optimizer_and_schedule(model, recipe.lr, recipe.weight_decay, recipe.warmup, recipe.steps)
+    optimizer, schedule = optimizer_and_schedule(model, recipe)
     model.train()
     for _ in range(recipe.steps):
         rows: list[tuple[str, str, dict]] = []
