@@ -50,11 +50,13 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
                 progress: bool = True) -> list[Path]:
     """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``
     (``model_folder(name)``: a trained model's folder), :data:`DEMO_ITEMS` items per benchmark unless ``full``.
-    Runs already stored are resumed, not redone; the runner's own messages go to ``out/demo.log``."""
+    Runs already stored are resumed, not redone; clips are decoded once for every run that asks them with the same
+    frame policy and size; the runner's own messages go to ``out/demo.log``."""
     from tqdm.auto import tqdm
 
     from bench.devkit.train.build import MODELS
     from bench.devkit.train.evaluate import Model, world_configs
+    from bench.frames import FrameCache
     from bench.scoring.runner import score
 
     models = {}
@@ -64,11 +66,12 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
                             limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
     runs = []
+    frames = FrameCache()
     bar = tqdm(world_configs(models, samples, out), desc="scoring", unit="run", disable=not progress)
     with open(out / "demo.log", "a") as log, contextlib.redirect_stderr(log):
         for config in bar:
             bar.set_postfix_str(f"{config.name} on {config.source.benchmark}")
-            runs.append(score(config))
+            runs.append(score(config, frames))
     return runs
 
 

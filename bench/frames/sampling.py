@@ -112,15 +112,17 @@ def _key(clip: Clip) -> str:
 
 def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "decord",
                   size: decode.Size = None, cache=None) -> Frames:
-    """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given), at ``size``:
-    a (width, height) or a :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
+    """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given, which holds
+    them as played, so a policy and its ``order=reverse`` control decode once), at ``size``: a (width, height) or a
+    :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
 
     Raises :class:`FrameError` for a missing, empty, corrupt or too short file.
     """
     if backend not in decode.BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
     if cache is not None:
-        return cache.get_or_decode(clip, frame_policy, backend, size, _decode)
+        played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k != "order"))
+        return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params))
     return _decode(clip, frame_policy, backend, size)
 
 

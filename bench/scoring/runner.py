@@ -394,8 +394,10 @@ def _checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec
     return protocol
 
 
-def score(config: ScoreConfig) -> Path:
-    """Score ``config.source`` with ``config.model``; returns the run folder.
+def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
+    """Score ``config.source`` with ``config.model``; returns the run folder. ``frames``: a cache of decoded clips
+    to share with other runs (runs asking the same clips with the same frame policy and size decode them once);
+    default: one for this run.
 
     Everything that can be checked is checked before the model loads (model, family, protocol, prompt, frame policy,
     batch sizes, failure rate, the run folder's lock). Re-running with the same settings and output folder resumes:
@@ -408,7 +410,7 @@ def score(config: ScoreConfig) -> Path:
         prepared, _ = group.from_leader(lambda: _prepare(config, ranks), share=lambda _: True)
         plan, lock = prepared or (_plan(config), None)
         try:
-            return _score(config, plan, ranks, group, lock)
+            return _score(config, plan, ranks, group, lock, frames if frames is not None else FrameCache())
         finally:
             if lock is not None:
                 lock.release()
@@ -421,7 +423,8 @@ def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
     return plan, RunLock.acquire(plan.out, world_size=ranks.world_size)
 
 
-def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None) -> Path:
+def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None,
+           cache: FrameCache) -> Path:
     import torch
     from tqdm.auto import tqdm
 
@@ -471,8 +474,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
         shown = _Progress(bar, writer, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
         checked = False
         try:
-            for chunk in _chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size, FrameCache(),
-                                 workers, backend.encode):
+            for chunk in _chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size, cache, workers,
+                                 backend.encode):
                 videos = ChunkVideos(chunk.items, chunk.frames, frame_policy, config.decoder, size, chunk.encoded)
                 backend.reset()
                 if not checked and chunk.items:

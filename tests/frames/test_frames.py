@@ -260,6 +260,16 @@ def test_cache_decodes_once_and_sees_file_changes(video, tmp_path):
     assert len(small) == 1 and small.bytes <= small.max_bytes
 
 
+def test_cache_holds_clips_as_played_so_a_reversed_policy_decodes_once(video):
+    cache = FrameCache()
+    forward = sample_frames(Clip(video), policy("uniform", k=5), cache=cache)
+    backward = sample_frames(Clip(video), policy("uniform", k=5, order="reverse"), cache=cache)
+    assert (cache.hits, cache.misses) == (1, 1)
+    uncached = sample_frames(Clip(video), policy("uniform", k=5, order="reverse"))
+    assert read_numbers(backward.array) == read_numbers(uncached.array) == read_numbers(forward.array)[::-1]
+    assert backward.indices == uncached.indices == forward.indices[::-1]
+
+
 def test_perf_frames_prints_ratios(capsys):
     from bench.cli import main
 

@@ -126,19 +126,25 @@ def test_unknown_prompt_is_a_clear_error():
         make_protocol("similarity", spec("velociti"), "yes-no")
 
 
-def test_xclip_scores_each_clip_through_the_whole_model(sample, tiny):
+def test_xclip_scores_batch_size_clips_per_forward_as_each_clip_alone(sample, tiny):
     adapter = load_backend("xclip", tiny("xclip"))
     similarity = make_protocol("similarity", spec("vinoground"))
-    items = items_of(sample, "vinoground")[:2]
+    items = items_of(sample, "vinoground")[:3]
     frames = policy("uniform", k=4)
-    scored = answer_items(adapter, similarity, items, frames, batch_size=2)
-    assert len(scored.pair) == 2 * 2 * 2
-    it = items[1]
-    inputs = adapter.processor(text=list(it.texts), videos=[list(clip_frames(it, 1, frames))], return_tensors="pt",
-                               padding=True)
-    with torch.no_grad():
-        expected = adapter.model(**inputs).logits_per_video[0].tolist()
-    got = [r["score"] for r in scored.pair if r["item_id"] == it.item_id and r["clip"] == 1]
-    assert got == pytest.approx(expected, abs=1e-4)
+    calls = []
+    forward = adapter.model.forward
+    adapter.model.forward = lambda **inputs: calls.append(len(inputs["pixel_values"])) or forward(**inputs)
+    scored = answer_items(adapter, similarity, items, frames, batch_size=4)
+    clips = sum(len(it.clips) for it in items)
+    assert calls == [min(4, clips - start) for start in range(0, clips, 4)]
+    assert len(scored.pair) == sum(len(it.clips) * len(it.texts) for it in items)
+    for it in items:
+        for c in range(len(it.clips)):
+            inputs = adapter.processor(text=list(it.texts), videos=[list(clip_frames(it, c, frames))],
+                                       return_tensors="pt", padding=True)
+            with torch.no_grad():
+                expected = dict(zip(it.texts, forward(**inputs).logits_per_video[0].tolist()))
+            got = {it.texts[r["text"]]: r["score"] for r in scored.pair if r["item_id"] == it.item_id and r["clip"] == c}
+            assert got == pytest.approx(expected, abs=1e-4)
     with pytest.raises(RuntimeError, match="takes 4 frames per clip, got 8"):
         answer_items(adapter, similarity, items, policy("uniform", k=8), batch_size=2)

@@ -14,13 +14,14 @@ from bench.frames import Fit, decode, policy, sample_frames
 from bench.loaders import load
 from bench.registry import spec
 from bench.scoring.backends.contrastive import ContrastiveBackend
+from bench.scoring.backends.xclip import XCLIPBackend
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
 from bench.scoring.runner import answer_items
 from bench.store import read_run
 from bench.videoio import write_video
 
-FAMILIES = {"clip": "contrastive", "qwen2vl": "videollm", "llava_onevision": "videollm", "video_llava": "videollm"}
+FAMILIES = {"clip": "contrastive", "xclip": "xclip", "qwen2vl": "videollm", "llava_onevision": "videollm", "video_llava": "videollm"}
 UNIFORM = policy("uniform", k=4)
 
 
@@ -90,22 +91,24 @@ def test_runs_record_the_frame_size_and_refuse_to_resume_with_another(sample, ti
     assert "differs in ['frame_size']" in capsys.readouterr().err
 
 
-def test_clips_are_encoded_on_the_decode_workers_with_the_same_scores(sample, tiny, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name, backend, k", [("clip", ContrastiveBackend, 2), ("xclip", XCLIPBackend, 4)])
+def test_clips_are_encoded_on_the_decode_workers_with_the_same_scores(sample, tiny, tmp_path, monkeypatch, name,
+                                                                      backend, k):
     threads = []
-    encode = ContrastiveBackend.encode
-    monkeypatch.setattr(ContrastiveBackend, "encode",
+    encode = backend.encode
+    monkeypatch.setattr(backend, "encode",
                         lambda self, frames: threads.append(threading.current_thread().name) or encode(self, frames))
     s = sample["vitatecs"]
-    assert main(["score", "vitatecs", str(s.data_path), "--video-root", str(s.video_root), "--model", tiny("clip"),
-                 "--frames", "uniform:k=2", "--limit", "3", "--size", "full", "--workers", "2", "--quiet", "--out",
+    assert main(["score", "vitatecs", str(s.data_path), "--video-root", str(s.video_root), "--model", tiny(name),
+                 "--frames", f"uniform:k={k}", "--limit", "3", "--size", "full", "--workers", "2", "--quiet", "--out",
                  str(tmp_path / "run")]) == 0
     assert len(threads) >= 3 and all(name.startswith("frames") for name in threads)
     stored = read_run(tmp_path / "run").pair.sort_values(["item_id", "clip", "text"])
     items = list(load("vitatecs", s.data_path, video_root=s.video_root))[:3]
-    adapter = load_backend("contrastive", tiny("clip"))
-    direct = answer_items(adapter, make_protocol("similarity", spec("vitatecs")), items, policy("uniform", k=2))
+    adapter = load_backend(FAMILIES[name], tiny(name))
+    direct = answer_items(adapter, make_protocol("similarity", spec("vitatecs")), items, policy("uniform", k=k))
     expected = sorted((r["item_id"], r["clip"], r["text"], r["score"]) for r in direct.pair)
-    assert list(stored["score"]) == pytest.approx([r[3] for r in expected], abs=1e-6)
+    assert list(stored["score"]) == pytest.approx([r[3] for r in expected], abs=1e-5)
 
 
 @pytest.mark.parametrize("name, protocol", [("clip", "similarity"), ("qwen2vl", "entail")])

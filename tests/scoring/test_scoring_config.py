@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from bench.config import DataSource, Manifest, ScoreConfig
-from bench.frames import parse_policy
+from bench.frames import FrameCache, parse_policy
 from bench.scoring.families import check_protocol, infer_family
-from bench.scoring.runner import score, seeded
+from bench.scoring.runner import score, seeded, select_items
 from bench.store import read_run
 
 
@@ -51,6 +51,21 @@ def test_runs_with_other_seeds_sample_other_frames(sample, tiny, tmp_path):
         assert run.manifest["frame_policy"]["seed"] == seed and run.manifest["seed"] == seed
         found[seed] = sorted(run.frames["frames"])
     assert found[1] != found[2]
+
+
+def test_runs_sharing_a_frame_cache_decode_each_clip_once_with_the_same_scores(sample, tiny, tmp_path):
+    source = _source(sample, "velociti")
+    frames = FrameCache()
+    runs = {}
+    for frames_policy in ("uniform:k=2", "uniform:k=2,order=reverse", "uniform:k=2"):
+        for shared in (frames, None):
+            out = tmp_path / f"{frames_policy}-{shared is None}-{len(runs)}"
+            runs[out.name] = read_run(score(ScoreConfig(source, tiny("clip"), frames=frames_policy, limit=3, out=out,
+                                                        progress=False), shared)).pair["score"].tolist()
+    asked = [(clip.path, clip.start, clip.end) for it in select_items(source.load().items, 3) for clip in it.clips]
+    assert frames.misses == len(set(asked)) and frames.hits == 3 * len(asked) - len(set(asked))
+    values = list(runs.values())
+    assert values[0] == values[1] == values[4] == values[5] and values[2] == values[3]
 
 
 def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):

@@ -1,6 +1,8 @@
 """X-CLIP (a video model): its text embedding depends on the video (the video-specific prompt generator), so every
-clip goes through the whole model with all the texts asked of it; the answer is ``logits_per_video`` (logit scale x
-cosine)."""
+clip goes through the whole model with the texts asked of it; the answer is ``logits_per_video`` (logit scale x
+cosine). The frames of ``batch_size`` clips go through the model in one forward pass, against the texts asked of any
+of them (each clip's logits do not depend on the other clips of its batch); each clip's frames go through the video
+processor on a decode worker (:meth:`XCLIPBackend.encode`)."""
 
 from __future__ import annotations
 
@@ -14,34 +16,59 @@ from bench.scoring.requests import Match
 
 
 class XCLIPBackend(Backend):
-    """One forward pass per clip with its texts (the text side depends on the clip)."""
+    """One forward pass per ``batch_size`` clips with their texts (the text side depends on the clip)."""
 
     def __init__(self, model: str, **kwargs):
         super().__init__(model, **kwargs)
         self.load("AutoModel")
         self.frames_needed = int(self.model.config.vision_config.num_frames)
 
-    @torch.inference_mode()
-    def score_clip(self, frames: np.ndarray, texts: Sequence[str]) -> list[float]:
-        """The logits of one clip against ``texts``; the clip must have the model's number of frames."""
-        if len(frames) != self.frames_needed:
-            raise ValueError(f"X-CLIP {self.model_id} takes {self.frames_needed} frames per clip, got {len(frames)}: "
+    def encode(self, frames: np.ndarray):
+        """One clip's pixel tensor (1 x T x 3 x H x W) from the video processor, on a decode worker."""
+        if frames is None or not len(frames):
+            return frames
+        return self.pinned(self._pixels(frames))
+
+    def _check_frames(self, count: int) -> None:
+        if count != self.frames_needed:
+            raise ValueError(f"X-CLIP {self.model_id} takes {self.frames_needed} frames per clip, got {count}: "
                              f"use a frame policy with k={self.frames_needed}")
-        inputs = self.processor(text=list(texts), videos=[list(frames)], return_tensors="pt", padding=True)
-        inputs = {k: (v.to(self.device, self.dtype) if v.is_floating_point() else v.to(self.device))
-                  for k, v in inputs.items()}
-        return self.model(**inputs).logits_per_video[0].float().cpu().tolist()
+
+    def _pixels(self, frames) -> torch.Tensor:
+        return self.processor(videos=[list(frames)], return_tensors="pt")["pixel_values"]
+
+    @torch.inference_mode()
+    def score_clips(self, clips: Sequence, texts: Sequence[str]) -> np.ndarray:
+        """The logits (clips x texts) of ``clips`` (frames, or what :meth:`encode` made of them) against ``texts``
+        in one forward pass; every clip must have the model's number of frames."""
+        pixels = []
+        for clip in clips:
+            if isinstance(clip, torch.Tensor) and clip.is_floating_point():
+                self._check_frames(clip.shape[1])
+                pixels.append(clip)
+            else:
+                self._check_frames(len(clip))
+                pixels.append(self._pixels(clip))
+        tokens = self.processor(text=list(texts), return_tensors="pt", padding=True)
+        logits = self.model(input_ids=tokens["input_ids"].to(self.device),
+                            attention_mask=tokens["attention_mask"].to(self.device),
+                            pixel_values=torch.cat([self.to_device(p) for p in pixels])).logits_per_video
+        return logits.float().cpu().numpy()
 
     def answer(self, requests: Sequence[Match], videos: Videos, batch_size: int) -> np.ndarray:
         by_video: dict = {}
         for i, r in enumerate(requests):
             by_video.setdefault(r.video, []).append(i)
+        refs = list(by_video)
         out = np.full((len(requests), 1), np.nan)
-        for ref, rows in by_video.items():
-            texts = list(dict.fromkeys(requests[i].text for i in rows))
-            logits = dict(zip(texts, self.score_clip(videos[ref], texts)))
-            for i in rows:
-                out[i, 0] = logits[requests[i].text]
+        for start in range(0, len(refs), batch_size):
+            batch = refs[start:start + batch_size]
+            texts = list(dict.fromkeys(requests[i].text for ref in batch for i in by_video[ref]))
+            column = {t: k for k, t in enumerate(texts)}
+            logits = self.score_clips([videos[ref] for ref in batch], texts)
+            for row, ref in enumerate(batch):
+                for i in by_video[ref]:
+                    out[i, 0] = logits[row, column[requests[i].text]]
         return out
 
     def describe(self) -> dict:
