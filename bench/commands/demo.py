@@ -22,6 +22,11 @@ def run(args: argparse.Namespace) -> int:
     from bench.store import read_run
 
     started = time.perf_counter()
+    phases: dict[str, float] = {}
+
+    def phase_done(name: str) -> None:
+        phases[name] = time.perf_counter() - started - sum(phases.values())
+
     if args.quiet:
         from transformers.utils import logging
 
@@ -36,14 +41,17 @@ def run(args: argparse.Namespace) -> int:
         missing = sum(1 for it in items if it.videos_missing)
         kinds = len({it.labels.get("foil_type") for it in items} - {None})
         print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
+    phase_done("world")
     print(f"2/4 the trained models, in {home / 'models'} (built on first use: about 5 minutes on 2 cores)")
     for name in dict.fromkeys(s.model for s in DEMO_RUNS.values()):
         trained_model(name, home, progress=progress)
         print(f"    {name}: {MODELS[name].summary}")
+    phase_done("models")
     scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
     print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
     paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,
                         progress=progress)
+    phase_done("scoring")
     runs = [read_run(p) for p in paths]
     print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; * above chance):")
     print(foil_type_table(pool_runs(runs, "foil_type")))
@@ -53,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     print("4/4 the report of all five papers (papermill)")
     index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress)
     print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")
-    print(f"done in {time.perf_counter() - started:.0f} s")
+    phase_done("report")
+    print(f"done in {sum(phases.values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in phases.items())})")
     return 0
 
 
