@@ -144,7 +144,8 @@ def test_xclip_scores_batch_size_clips_per_forward_as_each_clip_alone(sample, ti
                                        return_tensors="pt", padding=True)
             with torch.no_grad():
                 expected = dict(zip(it.texts, forward(**inputs).logits_per_video[0].tolist()))
-            got = {it.texts[r["text"]]: r["score"] for r in scored.pair if r["item_id"] == it.item_id and r["clip"] == c}
+            got = {it.texts[r["text"]]: r["score"] for r in scored.pair
+                   if r["item_id"] == it.item_id and r["clip"] == c}
             assert got == pytest.approx(expected, abs=1e-4)
     with pytest.raises(RuntimeError, match="takes 4 frames per clip, got 8"):
         answer_items(adapter, similarity, items, policy("uniform", k=8), batch_size=2)

@@ -52,10 +52,13 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False) -> list[Path]:
-    """Score :func:`world_configs` (runs already stored are resumed); the run folders, in that order."""
+    """Score :func:`world_configs` (runs already stored are resumed; clips decoded once for all of them); the run
+    folders, in that order."""
+    from bench.frames import FrameCache
     from bench.scoring.runner import score
 
-    return [Path(score(c)) for c in world_configs(models, suite, out, benchmarks=benchmarks, progress=progress)]
+    frames = FrameCache()
+    return [Path(score(c, frames)) for c in world_configs(models, suite, out, benchmarks=benchmarks, progress=progress)]
 
 
 def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
