@@ -24,6 +24,7 @@ class FrameCache:
         self.misses = 0
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
+        self._pending: dict[tuple, threading.Event] = {}
 
     @staticmethod
     def key(clip: Clip, frame_policy, backend: str, size) -> tuple:
@@ -36,23 +37,36 @@ class FrameCache:
         return (clip.path, identity, clip.start, clip.end, clip.unit, clip.fps, frame_policy, backend, size)
 
     def get_or_decode(self, clip: Clip, frame_policy, backend: str, size, decode: Callable):
-        """The cached frames, or ``decode(clip, policy, backend, size)`` stored for next time."""
+        """The cached frames, or ``decode(clip, policy, backend, size)`` stored for next time. A request for a key
+        another thread is decoding waits for that decode instead of repeating it."""
         key = self.key(clip, frame_policy, backend, size)
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return self._entries[key]
-            self.misses += 1
-        frames = decode(clip, frame_policy, backend, size)
-        with self._lock:
-            if key not in self._entries and frames.nbytes <= self.max_bytes:
-                self._entries[key] = frames
-                self.bytes += frames.nbytes
-                while self.bytes > self.max_bytes:
-                    _, old = self._entries.popitem(last=False)
-                    self.bytes -= old.nbytes
-        return frames
+        while True:
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return self._entries[key]
+                pending = self._pending.get(key)
+                if pending is None:
+                    self.misses += 1
+                    self._pending[key] = threading.Event()
+                    break
+            pending.wait()
+        try:
+            frames = decode(clip, frame_policy, backend, size)
+            with self._lock:
+                if key not in self._entries and frames.nbytes <= self.max_bytes:
+                    self._entries[key] = frames
+                    self.bytes += frames.nbytes
+                    while self.bytes > self.max_bytes:
+                        _, old = self._entries.popitem(last=False)
+                        self.bytes -= old.nbytes
+            return frames
+        finally:
+            with self._lock:
+                done = self._pending.pop(key, None)
+            if done is not None:
+                done.set()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -268,6 +270,47 @@ def test_cache_holds_clips_as_played_so_a_reversed_policy_decodes_once(video):
     uncached = sample_frames(Clip(video), policy("uniform", k=5, order="reverse"))
     assert read_numbers(backward.array) == read_numbers(uncached.array) == read_numbers(forward.array)[::-1]
     assert backward.indices == uncached.indices == forward.indices[::-1]
+
+
+def test_concurrent_requests_for_one_clip_decode_it_once(video):
+    cache, calls, started, again, release = FrameCache(), [], threading.Event(), threading.Event(), threading.Event()
+
+    def slow(*args):
+        calls.append(args)
+        if len(calls) > 1:
+            again.set()
+        started.set()
+        release.wait(10)
+        return sample_frames(Clip(video), policy("uniform", k=3))
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(cache.get_or_decode, Clip(video), "p", "decord", None, slow)
+        started.wait(10)
+        second = pool.submit(cache.get_or_decode, Clip(video), "p", "decord", None, slow)
+        again.wait(0.5)
+        release.set()
+        assert first.result() is second.result()
+    assert len(calls) == 1 and (cache.hits, cache.misses) == (1, 1)
+
+
+def test_a_failed_decode_lets_the_waiting_request_decode_itself(video):
+    cache, started, release = FrameCache(), threading.Event(), threading.Event()
+
+    def failing(*args):
+        started.set()
+        release.wait(10)
+        raise FrameError(video, "broken")
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(cache.get_or_decode, Clip(video), "p", "decord", None, failing)
+        started.wait(10)
+        second = pool.submit(cache.get_or_decode, Clip(video), "p", "decord", None,
+                             lambda *a: sample_frames(Clip(video), policy("single")))
+        release.set()
+        with pytest.raises(FrameError):
+            first.result()
+        assert second.result().array.shape[0] == 1
+    assert cache.misses == 2 and len(cache) == 1
 
 
 def test_perf_frames_prints_ratios(capsys):
