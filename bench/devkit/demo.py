@@ -11,7 +11,6 @@ papers is built from them.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -52,27 +51,16 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     (``model_folder(name)``: a trained model's folder), :data:`DEMO_ITEMS` items per benchmark unless ``full``.
     Runs already stored are resumed, not redone; clips are decoded once for every run that asks them with the same
     frame policy and size; the runner's own messages go to ``out/demo.log``."""
-    from tqdm.auto import tqdm
-
+    from bench.devkit.train import evaluate
     from bench.devkit.train.build import MODELS
-    from bench.devkit.train.evaluate import Model, world_configs
-    from bench.frames import FrameCache
-    from bench.scoring.runner import score
 
     models = {}
     for run, setup in DEMO_RUNS.items():
         family = MODELS[setup.model].family
-        models[run] = Model(str(model_folder(setup.model)), family, setup.protocol, setup.frames,
+        models[run] = evaluate.Model(str(model_folder(setup.model)), family, setup.protocol, setup.frames,
                             limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
-    runs = []
-    frames = FrameCache()
-    bar = tqdm(world_configs(models, samples, out), desc="scoring", unit="run", disable=not progress)
-    with open(out / "demo.log", "a") as log, contextlib.redirect_stderr(log):
-        for config in bar:
-            bar.set_postfix_str(f"{config.name} on {config.source.benchmark}")
-            runs.append(score(config, frames))
-    return runs
+    return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")
 
 
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:

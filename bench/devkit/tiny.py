@@ -156,8 +156,9 @@ def build_qwen2vl(folder: str | Path) -> Path:
     torch.manual_seed(0)
     Qwen2VLForConditionalGeneration(config).eval().save_pretrained(folder)
     pixels = {"min_pixels": 56 * 56, "max_pixels": 112 * 112}
-    Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), tokenizer=tokenizer,
-                     video_processor=Qwen2VLVideoProcessor(**pixels), chat_template=QWEN_TEMPLATE).save_pretrained(folder)
+    processor = Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), tokenizer=tokenizer,
+                                 video_processor=Qwen2VLVideoProcessor(**pixels), chat_template=QWEN_TEMPLATE)
+    processor.save_pretrained(folder)
     return folder
 
 

@@ -78,3 +78,23 @@ def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sampl
     first = [o[0] == c for o, c in zip(choice["options"], choice["choice"])]
     assert bias.loc["share A", "value"] == pytest.approx(100 * np.mean(first))
     assert bias.loc["share A", "n"] == len(choice)
+
+
+def test_the_video_llm_learns_in_its_language_model_and_keeps_its_vision_tower_as_initialised(home):
+    import torch
+    from transformers import Qwen2VLForConditionalGeneration
+
+    from bench.devkit.train import videollm
+    from bench.devkit.train.models import build_qwen2vl, qwen_tokenizer
+    from bench.devkit.world.split import training_split
+
+    folder = trained_model("qwen2vl-world", home, scale=TINY, progress=False)
+    trained = Qwen2VLForConditionalGeneration.from_pretrained(folder).state_dict()
+    split = training_split(build.models_home(home) / ".split", TINY.videos_per_kind, TINY.pairs, 0)
+    torch.manual_seed(0)  # the build's seed, set before the untrained model is made
+    initial = build_qwen2vl(qwen_tokenizer(videollm.corpus(split)))[0].state_dict()
+    vision = [k for k in trained if ".visual." in k]
+    language = [k for k in trained if ".language_model." in k]
+    assert vision and language
+    assert all(torch.equal(trained[k], initial[k]) for k in vision)
+    assert sum(not torch.allclose(trained[k], initial[k]) for k in language) >= len(language) // 2

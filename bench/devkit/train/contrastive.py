@@ -1,9 +1,10 @@
 """Contrastive training of CLIP and X-CLIP on the training split, with each claim's foils as hard negatives.
 
 Scores are computed as the scoring backends compute them: CLIP embeds every frame, averages the normalised frame
-embeddings and normalises the mean (``ContrastiveBackend``, pooling ``normalized_mean``); X-CLIP scores a clip against texts through the whole
-model (``XCLIPBackend``: ``logits_per_video``). The loss for each clip is a cross-entropy over its true caption and
-its foils (the benchmarks' question), plus a lighter one over the batch's captions (which grounds words in pixels).
+embeddings and normalises the mean (``ContrastiveBackend``, pooling ``normalized_mean``); X-CLIP scores a clip
+against texts through the whole model (``XCLIPBackend``: ``logits_per_video``). The loss for each clip is a
+cross-entropy over its true caption and its foils (the benchmarks' question), plus a lighter one over the batch's
+captions (which grounds words in pixels).
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> De
             raise RuntimeError(f"training split video unreadable: {result}")
         frames[key] = result
         tick(1)
-    return Decoded(split, videos, [frames[v] for v in videos], {k: v for k, v in frames.items() if isinstance(k, tuple)})
+    joined = {k: v for k, v in frames.items() if isinstance(k, tuple)}
+    return Decoded(split, videos, [frames[v] for v in videos], joined)
 
 
 def draw_claim(rng: np.random.Generator, every: dict[int, list], timed: dict[int, list], clip: int,

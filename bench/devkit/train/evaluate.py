@@ -6,6 +6,7 @@ answer bias is measured here.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,14 +52,27 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 
 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
-                benchmarks: Sequence[str] | None = None, progress: bool = False) -> list[Path]:
+                benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
+                log: Path | None = None) -> list[Path]:
     """Score :func:`world_configs` (runs already stored are resumed; clips decoded once for all of them); the run
-    folders, in that order."""
+    folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs; ``log``: a
+    file the runner's messages are appended to instead of stderr."""
+    from tqdm.auto import tqdm
+
     from bench.frames import FrameCache
     from bench.scoring.runner import score
 
     frames = FrameCache()
-    return [Path(score(c, frames)) for c in world_configs(models, suite, out, benchmarks=benchmarks, progress=progress)]
+    configs = tqdm(world_configs(models, suite, out, benchmarks=benchmarks, progress=progress), desc="scoring",
+                   unit="run", disable=not bar)
+    paths = []
+    with contextlib.ExitStack() as stack:
+        if log is not None:
+            stack.enter_context(contextlib.redirect_stderr(stack.enter_context(open(log, "a"))))
+        for config in configs:
+            configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
+            paths.append(Path(score(config, frames)))
+    return paths
 
 
 def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:

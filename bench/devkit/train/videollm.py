@@ -4,8 +4,11 @@ entail the caption?) and A/B... (which caption, which fragment?), in every promp
 Each question is rendered exactly as ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the
 model's chat template, the video before the question); the loss is the cross-entropy of the answer's first token at
 the answer position, which is where the backend reads its logits. Claims about time are asked of the clip and of
-the clip played backwards (their foil's world) in the same batch. A *biased* variant continues from the trained model
-on answers of which a share is forced to "Yes" / "A", so that the choice-bias analysis has something to find.
+the clip played backwards (their foil's world) in the same batch. The vision tower stays as initialised (frozen, as
+LLaVA-style recipes freeze theirs): each clip's video tokens are computed once, from the video processor's output as
+scoring computes them, and placed where the model's own forward pass places them. A *biased* variant continues from
+the trained model on answers of which a share is forced to "Yes" / "A", so that the choice-bias analysis has
+something to find.
 """
 
 from __future__ import annotations
@@ -97,18 +100,23 @@ def _choice(rng: np.random.Generator, texts: list[str]) -> tuple[str, str]:
 
 def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
           tick: Callable[[int], None] = lambda n: None) -> None:
-    """Train ``model`` in place: each step asks ``recipe.batch`` clips one question each (entailment of the caption
-    or a foil, or multiple choice; claims about time of the clip backwards too) and ``recipe.joined`` Vinoground
-    video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs."""
+    """Train ``model``'s language model in place: each step asks ``recipe.batch`` clips one question each (entailment
+    of the caption or a foil, or multiple choice; claims about time of the clip backwards too) and ``recipe.joined``
+    Vinoground video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video processor's
+    outputs."""
     rng = np.random.default_rng(seed)
     questions = Questions(processor)
     by_video, timed = data.claims()
     clips = np.array(sorted(by_video))
+    model.model.visual.requires_grad_(False)
+    forward = video_tokens(model, videos)
+    backward = video_tokens(model, [_backwards(v, processor) for v in videos])
+    pairs = dict(zip(joined, video_tokens(model, list(joined.values()))))
     forced = {"entail": "Yes", "choice": "A"}
     optimizer, schedule = optimizer_and_schedule(model, recipe)
     model.train()
     for _ in range(recipe.steps):
-        rows: list[tuple[str, str, dict]] = []
+        rows: list[tuple[str, str, Video]] = []
         for v in rng.choice(clips, recipe.batch, replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "entail" if rng.random() < 0.5 else "choice"
@@ -117,8 +125,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                 question, answer = _entail(rng, asked, true) if kind == "entail" else _choice(rng, asked)
                 if rng.random() < recipe.forced:
                     answer = forced[kind]
-                video = videos[v] if not flip else _backwards(videos[v], processor)
-                rows.append((question, answer, video))
+                rows.append((question, answer, backward[v] if flip else forward[v]))
         for p in rng.choice(len(data.split.pairs), recipe.joined, replace=False):
             pair = data.split.pairs[p]
             order = ((0, 1), (1, 0))[int(rng.integers(2))]
@@ -126,11 +133,32 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             answer = "A" if order[0] == k else "B"
             answer = "A" if rng.random() < recipe.forced else answer
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
-                         joined[(int(p), order)]))
-        loss = _loss(model, questions, rows)
+                         pairs[(int(p), order)]))
+        loss = answer_loss(model, questions, rows)
         take_step(model, optimizer, schedule, loss)
         tick(1)
     model.eval()
+
+
+@dataclass(frozen=True)
+class Video:
+    """One clip's video tokens (the vision tower's output) and its grid of temporal x height x width patches."""
+
+    tokens: torch.Tensor
+    grid: torch.Tensor
+
+
+def video_tokens(model, videos: list[dict], chunk: int = 32) -> list[Video]:
+    """The model's vision tower applied to processed clips, without gradients, ``chunk`` clips per pass."""
+    out: list[Video] = []
+    with torch.no_grad():
+        for start in range(0, len(videos), chunk):
+            part = videos[start:start + chunk]
+            grids = torch.cat([v["video_grid_thw"] for v in part])
+            pooled = model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
+                                                    grids).pooler_output
+            out += [Video(t, g[None]) for t, g in zip(pooled, grids)]
+    return out
 
 
 def _backwards(video: dict, processor) -> dict:
@@ -142,9 +170,10 @@ def _backwards(video: dict, processor) -> dict:
             "video_grid_thw": video["video_grid_thw"]}
 
 
-def _loss(model, questions: Questions, rows: list[tuple[str, str, dict]]) -> torch.Tensor:
-    """Cross-entropy of each row's answer token at its answer position (rows right-padded)."""
-    ids = [questions.ids(q, video["video_grid_thw"][0]) for q, _, video in rows]
+def answer_logits(model, questions: Questions, rows: list[tuple[str, Video]]) -> torch.Tensor:
+    """The logits at each row's answer position (rows right-padded), with each row's video tokens placed at its video
+    placeholders and M-RoPE positions as the model's forward pass computes them from ``input_ids``."""
+    ids = [questions.ids(q, video.grid[0]) for q, video in rows]
     width = max(map(len, ids))
     pad = questions.tokenizer.pad_token_id or 0
     input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
@@ -152,10 +181,17 @@ def _loss(model, questions: Questions, rows: list[tuple[str, str, dict]]) -> tor
     for i, row in enumerate(ids):
         input_ids[i, :len(row)] = torch.tensor(row)
         mask[i, :len(row)] = 1
-    out = model(input_ids=input_ids, attention_mask=mask, mm_token_type_ids=(input_ids == questions.video_id).long() * 2,
-                pixel_values_videos=torch.cat([video["pixel_values_videos"] for _, _, video in rows]),
-                video_grid_thw=torch.cat([video["video_grid_thw"] for _, _, video in rows]))
-    last = torch.tensor([len(row) - 1 for row in ids])
-    answer_logits = out.logits[torch.arange(len(ids)), last]
-    targets = torch.tensor([questions.answer[a] for _, a, _ in rows])
-    return torch.nn.functional.cross_entropy(answer_logits, targets)
+    placeholders = input_ids == questions.video_id
+    embeds = model.get_input_embeddings()(input_ids)
+    video = torch.cat([v.tokens for _, v in rows]).to(embeds.dtype)
+    embeds = embeds.masked_scatter(placeholders[..., None].expand_as(embeds), video)
+    positions, _ = model.model.get_rope_index(input_ids, placeholders.long() * 2,
+                                              video_grid_thw=torch.cat([v.grid for _, v in rows]), attention_mask=mask)
+    out = model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions)
+    return out.logits[torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids])]
+
+
+def answer_loss(model, questions: Questions, rows: list[tuple[str, str, Video]]) -> torch.Tensor:
+    """Cross-entropy of each row's answer token at its answer position."""
+    logits = answer_logits(model, questions, [(q, video) for q, _, video in rows])
+    return torch.nn.functional.cross_entropy(logits, torch.tensor([questions.answer[a] for _, a, _ in rows]))
