@@ -58,7 +58,7 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     for run, setup in DEMO_RUNS.items():
         family = MODELS[setup.model].family
         models[run] = evaluate.Model(str(model_folder(setup.model)), family, setup.protocol, setup.frames,
-                            limit=None if full else DEMO_ITEMS[family], spread=not full)
+                                     limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
     return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")
 

@@ -28,6 +28,7 @@ from bench.scoring import prompts
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
 VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined clips a caption is about
+VIDEO_TYPE = 2  # a video token in transformers' mm_token_type_ids (0: text, 1: image)
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def answer_logits(model, questions: Questions, rows: list[tuple[str, Video]]) ->
     embeds = model.get_input_embeddings()(input_ids)
     video = torch.cat([v.tokens for _, v in rows]).to(embeds.dtype)
     embeds = embeds.masked_scatter(placeholders[..., None].expand_as(embeds), video)
-    positions, _ = model.model.get_rope_index(input_ids, placeholders.long() * 2,
+    positions, _ = model.model.get_rope_index(input_ids, placeholders.long() * VIDEO_TYPE,
                                               video_grid_thw=torch.cat([v.grid for _, v in rows]), attention_mask=mask)
     out = model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions)
     return out.logits[torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids])]
