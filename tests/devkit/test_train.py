@@ -98,3 +98,20 @@ def test_the_video_llm_learns_in_its_language_model_and_keeps_its_vision_tower_a
     assert vision and language
     assert all(torch.equal(trained[k], initial[k]) for k in vision)
     assert sum(not torch.allclose(trained[k], initial[k]) for k in language) >= len(language) // 2
+
+
+def test_a_build_gives_the_same_weights_whatever_torchs_thread_count(clip_world, tmp_path):
+    import torch
+
+    threads = torch.get_num_threads()
+    built = {}
+    try:
+        for count in (1, 3):
+            torch.set_num_threads(count)
+            built[count] = _weights(trained_model("clip-world", tmp_path / str(count), scale=TINY, progress=False))
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.get_num_threads() == threads
+    reference = _weights(clip_world)
+    assert all(np.array_equal(built[1][k], reference[k]) and np.array_equal(built[3][k], reference[k])
+               for k in reference)

@@ -4,13 +4,15 @@ path exactly as they load a user's checkpoint.
 
 A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed, scale) and rebuilt when the
 stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
-for the first and uses its result. Every build is seeded: the same seed gives the same weights. Each model is first
+for the first and uses its result. Every build is seeded and runs torch on :data:`THREADS` threads whatever the
+machine's core count: the same seed gives the same weights (on the same kind of CPU). Each model is first
 saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
 frame size then prepare the training frames: training sees exactly what scoring sees.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -31,6 +33,7 @@ from bench.paths import data_home
 VERSION = "4"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
+THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,17 @@ def _backend(spec: Spec, folder: Path):
     return load_backend(spec.family, str(folder), device="cpu", dtype="float32")
 
 
+@contextlib.contextmanager
+def _torch_threads(count: int):
+    """torch's intra-op threads at ``count`` inside the block, restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scale: Scale, progress: bool,
            name: str) -> None:
     torch.manual_seed(seed)
@@ -156,7 +170,7 @@ def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scal
     backend = _backend(spec, out)
     data = training_data(root, scale, seed, backend.frame_fit(), progress)
     recipe = replace(spec.recipe, steps=max(1, round(spec.recipe.steps * scale.steps)))
-    with _bar(progress, recipe.steps, f"training {name}", "step") as bar:
+    with _bar(progress, recipe.steps, f"training {name}", "step") as bar, _torch_threads(THREADS):
         _TRAIN[spec.family](backend, data, recipe, seed, bar.update)
     _save(backend.model, backend.processor, out)
 
