@@ -1,9 +1,9 @@
 """Metrics: pure functions of (items, pair table, choice table), per-item outcomes first, aggregated second.
 
 Start with :func:`metric_table` (one benchmark's full table), :func:`item_correct` (item x metric correctness for
-widgets), or :func:`run_table` (a stored run), each under a tie policy (:mod:`bench.metrics.ties`). Each benchmark module (``vilma``, ``vitatecs``, ``velociti``,
-``videocon``, ``vinoground``) documents the paper and equation its metrics follow; :mod:`bench.metrics.dispatch`
-picks it through the benchmark registry.
+widgets), or :func:`run_table` (a stored run), each under a tie policy (:mod:`bench.metrics.ties`). Each benchmark
+module (``vilma``, ``vitatecs``, ``velociti``, ``videocon``, ``vinoground``) documents the paper and equation its
+metrics follow; :mod:`bench.metrics.dispatch` picks it through the benchmark registry.
 """
 
 from bench.metrics.aggregate import Settings, summarize

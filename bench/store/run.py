@@ -218,9 +218,9 @@ class RunWriter:
     """The leader's writer: locks the run folder, checks that a stored run may be resumed, cleans and compacts what
     an earlier writer left, records the launch, writes its own chunks and, at :meth:`finish`, compacts the run.
 
-    ``done`` holds the item ids already stored; ``absorbed`` the chunks its compactions absorbed. A new run stores ``items`` beside its manifest; a stored run is
-    resumed only when its manifest's identity (:meth:`bench.config.Manifest.identity`) equals the new one, with the
-    chunk size it started with. ``lock`` is an already held :class:`~bench.store.lock.RunLock` (taken early, before a
+    ``done`` holds the item ids already stored; ``absorbed`` the chunks its compactions absorbed. A new run stores
+    ``items`` beside its manifest; a stored run is resumed only when its manifest's identity
+    (:meth:`bench.config.Manifest.identity`) equals the new one, with the chunk size it started with. ``lock`` is an already held :class:`~bench.store.lock.RunLock` (taken early, before a
     model loads), else one is taken here. ``notes`` say what was taken over or kept.
     """
 
