@@ -220,8 +220,9 @@ class RunWriter:
 
     ``done`` holds the item ids already stored; ``absorbed`` the chunks its compactions absorbed. A new run stores
     ``items`` beside its manifest; a stored run is resumed only when its manifest's identity
-    (:meth:`bench.config.Manifest.identity`) equals the new one, with the chunk size it started with. ``lock`` is an already held :class:`~bench.store.lock.RunLock` (taken early, before a
-    model loads), else one is taken here. ``notes`` say what was taken over or kept.
+    (:meth:`bench.config.Manifest.identity`) equals the new one, with the chunk size it started with. ``lock`` is an
+    already held :class:`~bench.store.lock.RunLock` (taken early, before a model loads), else one is taken here.
+    ``notes`` say what was taken over or kept.
     """
 
     def __init__(self, path: str | Path, manifest: Manifest, items: Sequence[Item], *, resume: bool = True,
