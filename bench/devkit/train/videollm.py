@@ -111,7 +111,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     clips = np.array(sorted(by_video))
     model.model.visual.requires_grad_(False)
     forward = video_tokens(model, videos)
-    backward = video_tokens(model, [_backwards(v, processor) for v in videos])
+    reversible = sorted({v for v, examples in timed.items() if any(e.reverses for e in examples)})
+    backward = dict(zip(reversible, video_tokens(model, [_backwards(videos[v], processor) for v in reversible])))
     pairs = dict(zip(joined, video_tokens(model, list(joined.values()))))
     forced = {"entail": "Yes", "choice": "A"}
     optimizer, schedule = optimizer_and_schedule(model, recipe)
