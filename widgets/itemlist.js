@@ -1,12 +1,5 @@
 // Item list: a scrollable table; a click on a row selects its item, a click on a column title sorts by it
 // (the kernel sorts and sends the rows back).
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 function render({ model, el: root }) {
   const box = el("div", "fb-list");
   root.appendChild(box);

@@ -3,12 +3,10 @@ the item, clicking a column title sorts by it (an anywidget; the rows arrive alr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anywidget
 import traitlets
 
-HERE = Path(__file__).parent
+from widgets.assets import STYLE, module
 
 
 class ItemList(anywidget.AnyWidget):
@@ -16,8 +14,8 @@ class ItemList(anywidget.AnyWidget):
     ``{"id", "cells"}`` each, cells as display strings in column order; ``selected``: the selected row's id;
     ``sort``: ``[key, descending]``, set by clicking a column title."""
 
-    _esm = HERE / "itemlist.js"
-    _css = HERE / "viewer.css"
+    _esm = module("itemlist.js")
+    _css = STYLE
     columns = traitlets.List().tag(sync=True)
     rows = traitlets.List().tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)

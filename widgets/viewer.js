@@ -1,12 +1,5 @@
 // Pair viewer: the item's clip(s) side by side, synchronised, with the sampled frames on the timeline,
 // the texts with their differing words marked, and every run's scores.
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 function render({ model, el: root }) {
   const box = el("div", "fb-viewer");
   box.tabIndex = 0;

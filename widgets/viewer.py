@@ -14,11 +14,10 @@ from bench.frames import FrameError
 from bench.items import Item
 from bench.metrics.flags import RunScores, run_margins, run_outcomes
 from bench.store import Run
+from widgets.assets import STYLE, module
 from widgets.describe import UNITS, choice_lines, number, score_lines, text_names
 from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, RefusedFile, make_proxy
-
-HERE = Path(__file__).parent
 
 
 def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: Path | None) -> list[dict]:
@@ -73,8 +72,8 @@ class PairViewer(anywidget.AnyWidget):
     and each run's scores, margin and correctness. Arrow keys (or j/k) ask the item browser for the next/previous
     item."""
 
-    _esm = HERE / "viewer.js"
-    _css = HERE / "viewer.css"
+    _esm = module("viewer.js")
+    _css = STYLE
     item = traitlets.Dict().tag(sync=True)
     clips = traitlets.List().tag(sync=True)
     texts = traitlets.List().tag(sync=True)

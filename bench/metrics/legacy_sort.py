@@ -33,11 +33,10 @@ def _heapsort(v: Sequence[float], idx: list[int], lo: int, n: int) -> None:
     def put(i: int, value: int) -> None:
         idx[lo + i - 1] = value
 
-    for start in range(n >> 1, 0, -1):
-        moving = at(start)
-        i, j = start, start << 1
-        while j <= n:
-            if j < n and _less(v[at(j)], v[at(j + 1)]):
+    def sift_down(moving: int, i: int, size: int) -> None:
+        j = i << 1
+        while j <= size:
+            if j < size and _less(v[at(j)], v[at(j + 1)]):
                 j += 1
             if _less(v[moving], v[at(j)]):
                 put(i, at(j))
@@ -45,20 +44,14 @@ def _heapsort(v: Sequence[float], idx: list[int], lo: int, n: int) -> None:
             else:
                 break
         put(i, moving)
+
+    for start in range(n >> 1, 0, -1):
+        sift_down(at(start), start, n)
     while n > 1:
         moving = at(n)
         put(n, at(1))
         n -= 1
-        i, j = 1, 2
-        while j <= n:
-            if j < n and _less(v[at(j)], v[at(j + 1)]):
-                j += 1
-            if _less(v[moving], v[at(j)]):
-                put(i, at(j))
-                i, j = j, j + j
-            else:
-                break
-        put(i, moving)
+        sift_down(moving, 1, n)
 
 
 def introsort_argsort(values: Sequence[float]) -> np.ndarray:

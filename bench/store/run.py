@@ -33,7 +33,7 @@ import os
 import re
 import socket
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -70,6 +70,7 @@ class Run:
     choice: pd.DataFrame
     failures: pd.DataFrame
     frames: pd.DataFrame | None = None
+    _items: list[Item] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -78,11 +79,12 @@ class Run:
 
     def items(self) -> list[Item]:
         """The items the run was asked to score: stored in the run folder, or (runs written before items were
-        stored) read again from the annotation files its manifest names."""
-        stored = Path(self.path) / ITEMS
-        if stored.is_file():
-            return read_items(stored)
-        return Manifest.from_dict(self.manifest).source.load().items
+        stored) read again from the annotation files its manifest names. Read once; each call returns a new list."""
+        if self._items is None:
+            stored = Path(self.path) / ITEMS
+            self._items = (read_items(stored) if stored.is_file()
+                           else Manifest.from_dict(self.manifest).source.load().items)
+        return list(self._items)
 
 
 def chunk_name(chunk: int, launch: str, rank: int) -> str:

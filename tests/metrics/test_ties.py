@@ -12,7 +12,7 @@ import pytest
 from bench.items import Clip, Item
 from bench.metrics import metric_table, ties, videocon, vitatecs
 from bench.metrics.dispatch import item_correct
-from bench.metrics.legacy_sort import introsort_argsort
+from bench.metrics.legacy_sort import _heapsort, introsort_argsort
 from bench.store.schema import choice_frame, pair_frame
 
 POLICIES = ("strict", "official", "expected")
@@ -65,6 +65,21 @@ def test_numpy_124_argsort_order():
         order = introsort_argsort(values)
         assert sorted(order.tolist()) == list(range(n)) and np.all(np.diff(values[order]) >= 0)
     assert introsort_argsort([1.0, math.nan, 0.0]).tolist() == [2, 0, 1]  # NaN last
+
+
+def test_the_heapsort_fallback_sorts_its_slice_and_nothing_else():
+    # introsort falls back to heapsort when its depth budget runs out; inputs that do so are rare, so it is run here
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 2, 7, 64, 101):
+        values = [math.nan if k % 9 == 4 else float(x) for k, x in enumerate(rng.integers(0, 5, size=n + 6))]
+        idx = rng.permutation(n + 6).tolist()
+        before = list(idx)
+        _heapsort(values, idx, 3, n)
+        part = [values[i] for i in idx[3:3 + n]]
+        assert idx[:3] == before[:3] and idx[3 + n:] == before[3 + n:]
+        assert sorted(idx[3:3 + n]) == sorted(before[3:3 + n])
+        numbers = [x for x in part if x == x]
+        assert numbers == sorted(numbers) and part[len(numbers):] == [x for x in part if x != x]  # NaN last
 
 
 def test_vilma_caption_equal_to_its_foil():

@@ -31,6 +31,19 @@ def _files(run):
     return sorted(str(p.relative_to(run)) for p in run.rglob("*.parquet") if p.name != "items.parquet")
 
 
+def test_a_runs_items_are_read_once_and_each_caller_gets_its_own_list(tmp_path, monkeypatch):
+    import bench.store.run as store
+
+    _writer(tmp_path / "run").close()
+    reads = []
+    monkeypatch.setattr(store, "read_items", lambda path: reads.append(path) or ITEMS[::-1])
+    run = read_run(tmp_path / "run")
+    first = run.items()
+    first.clear()
+    assert run.items() == ITEMS[::-1] and run.items() is not run.items() and len(reads) == 1
+    assert read_run(tmp_path / "run").items() == ITEMS[::-1] and len(reads) == 2  # another read of the run reads again
+
+
 def test_chunks_round_trip_compact_and_resume(tmp_path):
     run = tmp_path / "run"
     writer = _writer(run)

@@ -31,6 +31,7 @@ from widgets import ItemBrowser, PairViewer
 from widgets import proxy
 from widgets.describe import number
 from widgets.diff import aligned, changed_words, item_diff
+from widgets.itemlist import ItemList
 from widgets.linking import bars_chart, linked_bars, linked_scatter, scatter_chart
 from widgets.proxy import ProxyServer, make_proxy, proxy_path, proxy_size
 from widgets.runs import find_runs, resolve_run
@@ -59,6 +60,17 @@ def browser(velociti_runs, tmp_path):
 
 def _marked(texts, true=(0,)) -> list[list[str]]:
     return [[w for w, c in words if c] for words in item_diff(texts, true)]
+
+
+@pytest.mark.parametrize("widget", [PairViewer, ItemList])
+def test_each_widget_module_is_the_shared_helpers_then_its_own_code_in_one_valid_module(widget, tmp_path):
+    code = widget._esm
+    assert code.startswith((REPO / "widgets" / "dom.js").read_text())
+    assert len(re.findall(r"^function el\(", code, flags=re.M)) == 1 and code.rstrip().endswith("export default { render };")
+    node = shutil.which("node")
+    if node:  # a name declared twice, or any other syntax error, is refused by a JavaScript parser
+        (tmp_path / "widget.mjs").write_text(code)
+        subprocess.run([node, "--check", str(tmp_path / "widget.mjs")], check=True, capture_output=True)
 
 
 def test_diff_marks_exactly_the_words_that_differ():
