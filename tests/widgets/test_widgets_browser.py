@@ -184,9 +184,8 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
             src = page.eval_on_selector(".fb-video", "v => v.src")
             assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{32}", src), src
             page.locator(".fb-play").click()
-            page.wait_for_timeout(1500)
-            played = page.eval_on_selector(".fb-video", "v => v.currentTime")
-            assert played > 0.2, f"the video did not play (currentTime {played})"
+            _until(page, "the video playing (its currentTime past 0.2 s)",
+                   "() => document.querySelector('.fb-video').currentTime > 0.2")
 
             # keyboard: j moves to the next listed item
             ids = page.eval_on_selector_all(".fb-items tr.fb-row", "r => r.map(x => x.dataset.id)")
