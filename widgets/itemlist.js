@@ -1,5 +1,7 @@
 // Item list: a scrollable table; a click on a row selects its item, a click on a column title sorts by it
 // (the kernel sorts and sends the rows back).
+// (`el` comes from dom.js, which widgets/assets.py puts before this file.)
+
 function render({ model, el: root }) {
   const box = el("div", "fb-list");
   root.appendChild(box);

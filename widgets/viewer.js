@@ -1,5 +1,7 @@
 // Pair viewer: the item's clip(s) side by side, synchronised, with the sampled frames on the timeline,
 // the texts with their differing words marked, and every run's scores.
+// (`el` comes from dom.js, which widgets/assets.py puts before this file.)
+
 function render({ model, el: root }) {
   const box = el("div", "fb-viewer");
   box.tabIndex = 0;
