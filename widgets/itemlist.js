@@ -57,7 +57,8 @@ function render({ model, el: root }) {
       tr.dataset.id = row.id;
       row.cells.forEach((value, i) => {
         const kind = kinds[i] || "text";
-        const cls = kind === "correct" ? (value === "✓" ? "fb-right" : value === "✗" ? "fb-wrong" : "fb-none") : `fb-${kind}`;
+        const mark = value === "✓" ? "fb-right" : value === "✗" ? "fb-wrong" : "fb-none";
+        const cls = kind === "correct" ? mark : `fb-${kind}`;
         tr.appendChild(el("td", cls, value));
       });
       tr.onclick = () => {

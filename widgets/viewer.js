@@ -11,7 +11,8 @@ function render({ model, el: root }) {
     box.innerHTML = "";
     const item = model.get("item");
     const clips = model.get("clips");
-    box.appendChild(el("div", "fb-title", `${item.benchmark || ""} · ${item.subset || ""} · ${item.item_id || "no item"}`));
+    const title = `${item.benchmark || ""} · ${item.subset || ""} · ${item.item_id || "no item"}`;
+    box.appendChild(el("div", "fb-title", title));
     const row = el("div", "fb-clips");
     const videos = [];
     let duration = 0;

@@ -20,7 +20,8 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 
 def add_command(subparsers: argparse._SubParsersAction, name: str, summary: str, description: str,
                 example: str) -> argparse.ArgumentParser:
-    """A command's parser: one-line ``summary`` for ``foilbench --help``, ``description`` and ``example`` for its own."""
+    """A command's parser: one-line ``summary`` for ``foilbench --help``, ``description`` and ``example`` for its
+    own."""
     return subparsers.add_parser(name, help=summary, description=description, epilog=example,
                                  formatter_class=Formatter)
 

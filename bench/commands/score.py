@@ -125,8 +125,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--name", help="short run label for tables (default: the folder name)")
     p.add_argument("--retry-failures", action="store_true", help="score again the items recorded as failures")
     p.add_argument("-b", "--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto: KV-prefix "
-                        "reuse, checked on the first batch), preprocess=cpu to run the processor on the CPU when the "
-                        "model is on a GPU")
+                   help="backend option, e.g. reuse=none to run Video-LLM requests whole (default reuse=auto: "
+                        "KV-prefix reuse, checked on the first batch), preprocess=cpu to run the processor on the CPU "
+                        "when the model is on a GPU")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

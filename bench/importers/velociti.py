@@ -16,8 +16,8 @@ def import_velociti_closed(items: Sequence[Item], files: Sequence[Path], **_: ob
     (path,) = files
     predictions = rows(path, ("pos_pred", "neg_pred"))
     if len(predictions) != len(items):
-        raise LoaderError(path, None, f"{len(predictions)} prediction rows for {len(items)} items: the file must follow "
-                                      "the benchmark file row by row")
+        raise LoaderError(path, None, f"{len(predictions)} prediction rows for {len(items)} items: the file must "
+                                      "follow the benchmark file row by row")
     pair = []
     for it, (_, row) in zip(items, predictions):
         for text, column in ((0, "pos_pred"), (1, "neg_pred")):

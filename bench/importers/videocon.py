@@ -25,7 +25,8 @@ def import_videocon(items: Sequence[Item], files: Sequence[Path], **_: object) -
         with path.open(encoding="utf-8", newline="") as fh:
             for n, row in enumerate(csv.reader(fh), start=1):
                 if len(row) < 3:
-                    raise LoaderError(path, f"row {n}", f"expected videopath, caption, entailment[, pos, neg], got {row!r}")
+                    raise LoaderError(path, f"row {n}",
+                                      f"expected videopath, caption, entailment[, pos, neg], got {row!r}")
                 videopath, caption, value = row[:3]
                 match = PROMPT_DESCRIPTION.search(caption)
                 key = ("/".join(Path(videopath).parts[-2:]), match["text"] if match else caption)

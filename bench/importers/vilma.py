@@ -35,7 +35,8 @@ def _read(entry: str | Path, keys: dict[str, dict[str, Item]], subtests: set[str
           scored: dict[str, Path]) -> list[dict]:
     subtest, path = labelled_path(entry)
     if subtest is not None and subtest not in subtests:
-        raise ValueError(f"{entry}: no subtest {subtest!r} among the loaded items; subtests: {', '.join(sorted(subtests))}")
+        raise ValueError(f"{entry}: no subtest {subtest!r} among the loaded items; "
+                         f"subtests: {', '.join(sorted(subtests))}")
     results = read_json(path)
     if not isinstance(results, dict):
         raise LoaderError(path, None, "expected a JSON object {item_id: {\"scores\": [...]}}")
@@ -55,7 +56,8 @@ def _read(entry: str | Path, keys: dict[str, dict[str, Item]], subtests: set[str
         scored[item.item_id] = path
         scores = entry_scores.get("scores") if isinstance(entry_scores, dict) else None
         if not isinstance(scores, list) or len(scores) != len(item.texts):
-            raise LoaderError(path, f"key {key!r}", f"expected {len(item.texts)} scores (caption first), got {scores!r}")
+            raise LoaderError(path, f"key {key!r}",
+                              f"expected {len(item.texts)} scores (caption first), got {scores!r}")
         for text, value in enumerate(scores):
             value = float(value)
             rows.append({"item_id": item.item_id, "clip": 0, "text": text,

@@ -82,8 +82,8 @@ def check_fits(model: str, family: str) -> None:
         return
     found = family_of_config(config)
     if found is not None and found != family:
-        raise ValueError(f"{model!r} is a {config.model_type!r} model of the {found} family; --family {family} does not "
-                         f"fit it (leave --family out, or use --family {found})")
+        raise ValueError(f"{model!r} is a {config.model_type!r} model of the {found} family; --family {family} does "
+                         f"not fit it (leave --family out, or use --family {found})")
 
 
 def check_protocol(family: str, protocol: str | None) -> str:

@@ -115,7 +115,8 @@ def test_metrics_into_a_closed_pipe_exits_quietly(tmp_path, reader, copies, extr
     answers.write_text("item_id,text,answer\n" + "".join(f"{it.item_id},{t},Yes\n"
                                                         for it in loaders.load("vitatecs", data) for t in (0, 1)))
     run = import_run("answers", [answers], DataSource.of("vitatecs", data), tmp_path / "run", "toy")
-    command = f"{sys.executable} -m bench metrics {' '.join([str(run)] * copies)} {' '.join(extra)} 2>{tmp_path / 'err'}"
+    runs = " ".join([str(run)] * copies)
+    command = f"{sys.executable} -m bench metrics {runs} {' '.join(extra)} 2>{tmp_path / 'err'}"
     done = subprocess.run(["bash", "-c", f"{command} | {reader}; exit ${{PIPESTATUS[0]}}"], capture_output=True,
                           text=True)
     errors = (tmp_path / "err").read_text()

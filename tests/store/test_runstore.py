@@ -137,7 +137,8 @@ class NoVideos:
 
 def test_out_of_memory_halves_the_batch_and_model_errors_isolate_the_item():
     flaky = Flaky()
-    items = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in ("a", "bad", "c")]
+    items = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),))
+             for i in ("a", "bad", "c")]
     scored, failures, size = score_items(flaky, Similarity(), items, NoVideos(), False, 8)
     assert flaky.sizes[:3] == [8, 4, 2] and size == 2
     assert [r["item_id"] for r in scored.pair] == ["a", "a", "c", "c"]

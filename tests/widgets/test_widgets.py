@@ -38,7 +38,8 @@ from widgets.runs import find_runs, resolve_run
 
 REPO = Path(__file__).resolve().parents[2]
 PROBABILITY_ONLY = {"StrictVLE", "pos acc", "neg acc | pos"}
-MC = re.compile(r"chose ([A-Z]) \((caption|foil)\) in order A=(caption|foil), B=(caption|foil) · logits A (\S+), B (\S+)")
+MC = re.compile(r"chose ([A-Z]) \((caption|foil)\) in order A=(caption|foil), B=(caption|foil)"
+                r" · logits A (\S+), B (\S+)")
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,8 @@ def _marked(texts, true=(0,)) -> list[list[str]]:
 def test_each_widget_module_is_the_shared_helpers_then_its_own_code_in_one_valid_module(widget, tmp_path):
     code = widget._esm
     assert code.startswith((REPO / "widgets" / "dom.js").read_text())
-    assert len(re.findall(r"^function el\(", code, flags=re.M)) == 1 and code.rstrip().endswith("export default { render };")
+    assert len(re.findall(r"^function el\(", code, flags=re.M)) == 1
+    assert code.rstrip().endswith("export default { render };")
     node = shutil.which("node")
     if node:  # a name declared twice, or any other syntax error, is refused by a JavaScript parser
         (tmp_path / "widget.mjs").write_text(code)
@@ -407,7 +409,8 @@ def test_proxy_memory_stays_bounded_on_a_large_video(tmp_path):
                           capture_output=True, text=True, timeout=300, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     window = frames * height * width * 3  # what decoding the whole window at full resolution holds
-    assert result["growth"] < window / 4, f"peak grew by {result['growth'] / 2**20:.0f} MiB, window {window / 2**20:.0f} MiB"
+    assert result["growth"] < window / 4, \
+        f"peak grew by {result['growth'] / 2**20:.0f} MiB, window {window / 2**20:.0f} MiB"
     with av.open(result["proxy"]) as container:
         stream = container.streams.video[0]
         assert (stream.width, stream.height) == proxy_size(width, height)

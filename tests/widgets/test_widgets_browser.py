@@ -150,8 +150,8 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
             correct = titles.index(f"correct:{entail.label}")
             page.locator(f".fb-items th[data-key='correct:{entail.label}']").click()
             _until(page, "the rows sorted by the entail run's correctness, wrong first",
-                   f"i => {{ const m = {ROWS}.map(r => r.cells[i].innerText);"
-                   " return m.length > 1 && m.indexOf('✓') >= 0 && m.lastIndexOf('✗') < m.indexOf('✓'); }", correct)
+                   f"i => {{ const m = {ROWS}.map(r => r.cells[i].innerText); return m.length > 1 &&"
+                   " m.indexOf('✓') >= 0 && m.lastIndexOf('✗') < m.indexOf('✓'); }", correct)
             marks = _column(page, correct)
             assert marks == sorted(marks, key="✗✓".index) and set(marks) == {"✗", "✓"}
 

@@ -1,12 +1,13 @@
 """Models and processors at the real sizes, built offline (no hub): CLIP ViT-L/14, Qwen2-VL-2B (and 7B),
 LLaVA-OneVision-0.5B.
 
-The configs are the released ones (``config.json`` and ``preprocessor_config.json`` of ``openai/clip-vit-large-patch14``,
-``Qwen/Qwen2-VL-2B-Instruct``, ``Qwen/Qwen2-VL-7B-Instruct``, ``llava-hf/llava-onevision-qwen2-0.5b-ov-hf``) written
-out here; the weights are random. The tokenizers are offline stand-ins: CLIP's real BPE vocabulary, and for the
-Qwen-based models a byte-level BPE trained on the prompts and captions with the real special tokens (it spends a few
-more tokens per caption than Qwen's own, so text lengths are, if anything, longer than real). ``overrides`` shrink a
-config for tests (``{"text": {...}, "vision": {...}}``): the processors, and so the frames and token counts, stay real.
+The configs are the released ones (``config.json`` and ``preprocessor_config.json`` of
+``openai/clip-vit-large-patch14``, ``Qwen/Qwen2-VL-2B-Instruct``, ``Qwen/Qwen2-VL-7B-Instruct``,
+``llava-hf/llava-onevision-qwen2-0.5b-ov-hf``) written out here; the weights are random. The tokenizers are
+offline stand-ins: CLIP's real BPE vocabulary, and for the Qwen-based models a byte-level BPE trained on the prompts
+and captions with the real special tokens (it spends a few more tokens per caption than Qwen's own, so text lengths
+are, if anything, longer than real). ``overrides`` shrink a config for tests (``{"text": {...}, "vision": {...}}``):
+the processors, and so the frames and token counts, stay real.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def llava_onevision_05b(overrides: Overrides):
                                   tie_word_embeddings=True)
     size = {"height": 384, "width": 384}
     processor = LlavaOnevisionProcessor(
-        image_processor=LlavaOnevisionImageProcessor(size=size), video_processor=LlavaOnevisionVideoProcessor(size=size),
+        image_processor=LlavaOnevisionImageProcessor(size=size),
+        video_processor=LlavaOnevisionVideoProcessor(size=size),
         tokenizer=tokenizer, num_image_tokens=729, vision_feature_select_strategy="full",
         chat_template=LLAVA_OV_TEMPLATE)
     return processor, config, LlavaOnevisionForConditionalGeneration

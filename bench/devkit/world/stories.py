@@ -4,8 +4,8 @@ The parameters of a story make both its video and its sentences, so a caption ca
 story offers several claims by kind (``"direction"``, ``"count"``, ``"prestate"``...); each benchmark's writer picks
 the kinds its tests are about and styles them (capitals, full stops) as that benchmark's files do. Every claim names
 its ``foil_type`` (one of :data:`FOIL_TYPES`): what its foils change. Sentences use a small fixed grammar
-(``a red square moves from left to right``, ``first, X. then, Y``, ``X before Y``...) that ``tests/devkit/test_sample.py``
-reads back from the decoded pixels.
+(``a red square moves from left to right``, ``first, X. then, Y``, ``X before Y``...) that
+``tests/devkit/test_sample.py`` reads back from the decoded pixels.
 
 Stories whose foils are about time (order, direction, change of state, role swaps in motion) put their events
 symmetrically about the middle of the clip, so that the foil's world is the time-reversed video: a model that

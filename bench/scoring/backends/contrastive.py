@@ -98,8 +98,8 @@ class ContrastiveBackend(Backend):
         :meth:`encode` made of them); the frames of ``batch_size`` clips go through the image tower together."""
         embs = []
         for start in range(0, len(clips), batch_size):
-            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point() else self._process_frames(clip)
-                      for clip in clips[start:start + batch_size]]
+            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point()
+                      else self._process_frames(clip) for clip in clips[start:start + batch_size]]
             batch = self._device_pixels(pixels)
             embs.append(_features(self.model.get_image_features(pixel_values=batch)).float())
         per_frame = torch.cat(embs)
