@@ -97,16 +97,16 @@ def _main_side(backend, protocol, items, encoded, batch_size: int,
     which seconds concatenating pixel tensors on the host: on a GPU that is a non-blocking copy per clip and a
     concatenation on the device, so it is not counted against the main thread there)."""
     requests, seconds, concat = 0, 0.0, [0.0]
-    pixels = backend._device_pixels
+    concat_on_device = backend.concat_on_device
 
-    def timed(*args):
+    def timed(tensors):
         begin = time.perf_counter()
         try:
-            return pixels(*args)
+            return concat_on_device(tensors)
         finally:
             concat[0] += time.perf_counter() - begin
 
-    backend._device_pixels = timed
+    backend.concat_on_device = timed
     for start in range(0, len(items), chunk_size):
         planned = [r for it in items[start:start + chunk_size] for r, _ in protocol.requests(it)]
         videos = {r.video: encoded[(r.video[0], r.video[1][0])] for r in planned}
@@ -114,7 +114,7 @@ def _main_side(backend, protocol, items, encoded, batch_size: int,
         backend.answer(planned, videos, batch_size)
         seconds += time.perf_counter() - begin
         requests += len(planned)
-    backend._device_pixels = pixels
+    del backend.concat_on_device  # the class's own method again
     return requests, seconds, concat[0]
 
 

@@ -107,6 +107,12 @@ class Backend:
         dtype = self.dtype if tensor.is_floating_point() else tensor.dtype
         return tensor.to(self.device, dtype, non_blocking=self.on_cuda)
 
+    def concat_on_device(self, tensors: Sequence):
+        """``tensors`` each copied to the device (without blocking, from pinned memory), concatenated there."""
+        import torch
+
+        return torch.cat([self.to_device(t) for t in tensors])
+
     def pinned(self, tensor):
         """``tensor`` in page-locked host memory when the model is on CUDA (so its copy overlaps compute)."""
         return tensor.pin_memory() if self.on_cuda and tensor.device.type == "cpu" else tensor

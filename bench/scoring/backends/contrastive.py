@@ -87,11 +87,6 @@ class ContrastiveBackend(Backend):
             kwargs["device"] = self.device
         return self.processor(images=list(frames), return_tensors="pt", **kwargs)["pixel_values"]
 
-    def _device_pixels(self, pixels: Sequence[torch.Tensor]) -> torch.Tensor:
-        """The clips' pixel tensors, each copied to the device (without blocking, from pinned memory), concatenated
-        there."""
-        return torch.cat([self.to_device(p) for p in pixels])
-
     @torch.inference_mode()
     def frame_features(self, clips: Sequence, batch_size: int) -> list[torch.Tensor]:
         """The raw image embeddings of every frame, one (frames x dim) tensor per clip (frames, or what
@@ -100,7 +95,7 @@ class ContrastiveBackend(Backend):
         for start in range(0, len(clips), batch_size):
             pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point()
                       else self._process_frames(clip) for clip in clips[start:start + batch_size]]
-            batch = self._device_pixels(pixels)
+            batch = self.concat_on_device(pixels)
             embs.append(_features(self.model.get_image_features(pixel_values=batch)).float())
         per_frame = torch.cat(embs)
         bounds = np.cumsum([0] + [len(clip) for clip in clips])

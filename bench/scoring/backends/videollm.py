@@ -276,7 +276,7 @@ class VideoLLMBackend(Backend):
         with_video = [r for r in rows if r.video is not None]
         if not with_video:
             return {}
-        return {k: torch.cat([self.to_device(r.pixels[k]) for r in with_video]) for k in with_video[0].pixels}
+        return {k: self.concat_on_device([r.pixels[k] for r in with_video]) for k in with_video[0].pixels}
 
     def _index(self, values: Sequence[int]) -> torch.Tensor:
         """A small index tensor on the device, copied without blocking."""

@@ -52,7 +52,7 @@ class XCLIPBackend(Backend):
         tokens = self.processor(text=list(texts), return_tensors="pt", padding=True)
         logits = self.model(input_ids=tokens["input_ids"].to(self.device),
                             attention_mask=tokens["attention_mask"].to(self.device),
-                            pixel_values=torch.cat([self.to_device(p) for p in pixels])).logits_per_video
+                            pixel_values=self.concat_on_device(pixels)).logits_per_video
         return logits.float().cpu().numpy()
 
     def answer(self, requests: Sequence[Match], videos: Videos, batch_size: int) -> np.ndarray:
