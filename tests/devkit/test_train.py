@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from bench.devkit.threads import torch_threads
 from bench.devkit.train import build
 from bench.devkit.train.build import STAMP, Scale, trained_model
 from bench.devkit.train.evaluate import Model, answer_bias, score_world
@@ -105,12 +106,9 @@ def test_a_build_gives_the_same_weights_whatever_torchs_thread_count(clip_world,
 
     threads = torch.get_num_threads()
     built = {}
-    try:
-        for count in (1, 3):
-            torch.set_num_threads(count)
+    for count in (1, 3):
+        with torch_threads(count):
             built[count] = _weights(trained_model("clip-world", tmp_path / str(count), scale=TINY, progress=False))
-    finally:
-        torch.set_num_threads(threads)
     assert torch.get_num_threads() == threads
     reference = _weights(clip_world)
     assert all(np.array_equal(built[1][k], reference[k]) and np.array_equal(built[3][k], reference[k])

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 
 from bench.config import DataSource, ScoreConfig
+from bench.devkit.threads import torch_threads
 from bench.items import Clip, Item
 from bench.metrics.aggregate import Settings
 from bench.metrics.dispatch import run_table
@@ -195,13 +195,9 @@ def test_killed_rank_and_killed_job_resume_with_other_world_sizes(sample, tiny, 
     done = subprocess.run([sys.executable, "-m", "bench", "score", *args, "--out", str(run)], capture_output=True,
                           text=True, env=ENV, timeout=600)
     assert done.returncode == 0, done.stderr
-    torch_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         whole = score(ScoreConfig(DataSource.of("vitatecs", data, sample["vitatecs"].video_root), tiny("gpt2"),
                                   family="textlm", chunk_size=4, batch_size=3, out=tmp_path / "whole", progress=False))
-    finally:
-        torch.set_num_threads(torch_threads)
     resumed = read_run(run)
     assert resumed.manifest["status"] == "complete" and len(resumed.frames) == n
     assert [launch["world_size"] for launch in resumed.manifest["launches"]] == [3, 2, 1]

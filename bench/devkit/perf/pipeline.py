@@ -23,6 +23,7 @@ import torch
 
 from bench.devkit.perf.realistic import MODELS, TINY, build
 from bench.devkit.perf.workload import velociti_at_scale
+from bench.devkit.threads import torch_threads
 from bench.frames import policy, sample_frames
 from bench.scoring.backends.base import Prebuilt
 
@@ -76,18 +77,14 @@ def zero_cost(name: str) -> Prebuilt:
 
 def _worker_side(backend, clips, frame_policy, fit) -> tuple[dict, float, float]:
     """Decode and encode every clip on this thread with one torch thread: (encoded, decode s, encode s)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     encoded, decoding, encoding = {}, 0.0, 0.0
-    try:
+    with torch_threads(1):
         for key, clip in clips:
             start = time.perf_counter()
             frames = sample_frames(clip, frame_policy, size=fit)
             middle = time.perf_counter()
             encoded[key] = backend.encode(frames.array)
             decoding, encoding = decoding + middle - start, encoding + time.perf_counter() - middle
-    finally:
-        torch.set_num_threads(threads)
     return encoded, decoding, encoding
 
 

@@ -12,7 +12,6 @@ frame size then prepare the training frames: training sees exactly what scoring 
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Callable
 
 import torch
 
+from bench.devkit.threads import torch_threads
 from bench.devkit.train import contrastive, videollm
 from bench.devkit.train.data import Decoded, decode
 from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer
@@ -143,17 +143,6 @@ def _backend(spec: Spec, folder: Path):
     return load_backend(spec.family, str(folder), device="cpu", dtype="float32")
 
 
-@contextlib.contextmanager
-def _torch_threads(count: int):
-    """torch's intra-op threads at ``count`` inside the block, restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scale: Scale, progress: bool,
            name: str) -> None:
     torch.manual_seed(seed)
@@ -170,7 +159,7 @@ def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scal
     backend = _backend(spec, out)
     data = training_data(root, scale, seed, backend.frame_fit(), progress)
     recipe = replace(spec.recipe, steps=max(1, round(spec.recipe.steps * scale.steps)))
-    with _bar(progress, recipe.steps, f"training {name}", "step") as bar, _torch_threads(THREADS):
+    with _bar(progress, recipe.steps, f"training {name}", "step") as bar, torch_threads(THREADS):
         _TRAIN[spec.family](backend, data, recipe, seed, bar.update)
     _save(backend.model, backend.processor, out)
 
