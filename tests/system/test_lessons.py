@@ -93,8 +93,8 @@ def test_swapping_caption_and_foil_mirrors_accuracy(trained_world, tmp_path, cap
     assert overall[0] > overall[1]  # the trained model is right more often than wrong on the true file
 
 
-@pytest.mark.xfail(strict=True, reason="qwen2vl-world does not learn to compare the question's words with the video "
-                                       "(issue 12 stays open): it answers at chance")
+@pytest.mark.xfail(strict=True, reason="qwen2vl-world does not learn to turn 'one of the caption's words is not in "
+                                       "the video' into its answer (issue 12 stays open): it answers at chance")
 def test_the_video_text_model_and_the_video_llm_find_the_same_items_easy(trained_world, xclip_runs, tmp_path):
     from bench.metrics.pooled import item_scores
     from bench.store import read_run
