@@ -59,6 +59,16 @@ def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip
     assert backward["n"] == forward["n"] > 100
 
 
+def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, capsys):
+    """Seed 2 draws other weights and another training split. When clips with claims about time gave them four of
+    five draws (the recipe before), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %."""
+    home, world = trained_world
+    model = trained_model("xclip-world", home / "seed-2", seed=2)
+    runs = [_score(world, tmp_path, b, model, "similarity", "seed-2") for b in ORDERED]
+    order = _pooled(capsys, runs)["seed-2", "order"]
+    assert order["above"] and order["accuracy"] >= 80, order
+
+
 def test_the_order_blind_model_stays_at_chance_on_order_foils(trained_world, tmp_path, capsys):
     home, world = trained_world
     model = trained_model("clip-world", home)
