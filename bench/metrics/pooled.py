@@ -2,9 +2,10 @@
 per item (did the true text win?), then accuracy per value of a label such as ``foil_type`` with its exact interval,
 mean chance level and the exact binomial test against it.
 
-Each run is judged by its benchmark's ``item_score`` (:class:`bench.registry.BenchmarkSpec`): the first of those
-per-item outcomes its benchmark's metric module gives for the run (ViLMA ``T``, VITATECS ``accuracy``, VELOCITI
-``ClassicVLE`` or ``MC A∧B``, VideoCon ``caption > contrast`` or ``accuracy``, Vinoground ``text``). Runs are pooled
+Each item is judged by its benchmark's ``item_score`` (:class:`bench.registry.BenchmarkSpec`): the first of those
+per-item outcomes its benchmark's metric module gives for the item (ViLMA ``T``, VITATECS ``accuracy``, VELOCITI
+``ClassicVLE`` or ``MC A∧B``, VideoCon ``caption > contrast``, or ``accuracy`` for its ATP-Hard questions, Vinoground
+``text``). Runs are pooled
 by their label (the manifest's ``name``): give the runs of one set-up the same name.
 """
 
@@ -25,20 +26,26 @@ POOLED_COLUMNS = ["run", "label", "value", "accuracy", "low", "high", "n", "chan
 
 
 def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
-    """One row per main item of a stored run (``bench.store.Run``): :data:`ITEM_COLUMNS` (value 1 right, 0 wrong,
-    NaN when the item failed to score) plus every label of the items."""
+    """One row per main item of a stored run (``bench.store.Run``) that its benchmark judges one by one:
+    :data:`ITEM_COLUMNS` (value 1 right, 0 wrong, NaN when the item failed to score; ``metric``: the per-item score
+    that judged it) plus every label of the items. Items judged only together (VideoCon's SSv2-Temporal retrieval,
+    by AP over every caption) are left out."""
     benchmark = spec(run.manifest["benchmark"])
     items = [it for it in run.items() if it.role == "main"]
     outcomes = benchmark_outcomes(items, run.pair, run.choice, benchmark=benchmark.name, ties=ties)
-    metric = next((m for m in benchmark.item_score if m in set(outcomes["metric"])), None)
-    if metric is None:
+    rank = {m: i for i, m in enumerate(benchmark.item_score)}
+    scored = outcomes[outcomes["metric"].isin(rank)]
+    if scored.empty:
         raise ValueError(f"run {run.label!r} has none of {benchmark.title}'s per-item scores "
                          f"{list(benchmark.item_score)} (it has {sorted(set(outcomes['metric']))})")
-    judged = outcomes[outcomes["metric"] == metric][["item_id", "value", "chance"]]
+    # each item by the first per-item score it has: one run may hold items of several kinds (VideoCon's caption
+    # pairs and its ATP-Hard questions)
+    judged = (scored.assign(rank=scored["metric"].map(rank)).sort_values("rank", kind="stable")
+              .drop_duplicates("item_id")[["item_id", "metric", "value", "chance"]])
     labels = pd.DataFrame([{"item_id": it.item_id, "subset": it.subset, **it.labels} for it in items])
     labels = labels.loc[:, ~labels.columns.duplicated()]
-    rows = labels.merge(judged, on="item_id", how="left")
-    return rows.assign(run=run.label, benchmark=benchmark.name, metric=metric)[
+    rows = labels.merge(judged, on="item_id")
+    return rows.assign(run=run.label, benchmark=benchmark.name)[
         ITEM_COLUMNS + [c for c in labels.columns if c not in ITEM_COLUMNS]]
 
 

@@ -9,8 +9,11 @@ import pandas as pd
 import pytest
 
 from bench.cli import main
+from bench.metrics.dispatch import benchmark_outcomes
 from bench.metrics.intervals import binomial_p_value, clopper_pearson
 from bench.metrics.pooled import item_scores, pooled_table
+from bench.metrics.ties import DEFAULT_TIES
+from bench.registry import spec
 from bench.store import read_run
 
 BENCHMARKS = ("vitatecs", "velociti")  # 1 clip x 2 texts: the caption wins when it scores above its foil
@@ -40,6 +43,28 @@ def test_every_item_is_judged_by_its_benchmarks_own_score(runs):
         assert set(rows.index) == {it.item_id for it in run.items() if it.role == "main"}
         assert rows["value"].to_dict() == _caption_won(run).reindex(rows.index).to_dict()
         assert set(rows["chance"]) == {0.5} and set(rows["run"]) == {"tiny clip"}
+
+
+def test_a_run_holding_items_of_several_kinds_judges_each_by_its_own_score(sample, tiny, tmp_path):
+    s = sample["videocon"]  # caption pairs (caption > contrast) and ATP-Hard questions (accuracy over 5 options)
+    options = [x for k, v in s.loader_options.items() for x in ("-o", f"{k}={v}")]
+    assert main(["score", "videocon", str(s.data_path), "--video-root", str(s.video_root), *options, "--model",
+                 tiny("clip"), "--family", "contrastive", "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    run = read_run(tmp_path / "run")
+    outcomes = benchmark_outcomes([it for it in run.items() if it.role == "main"], run.pair, run.choice,
+                                  benchmark="videocon", ties=DEFAULT_TIES).set_index(["item_id", "metric"])
+    rows = item_scores(run)
+    assert {"caption > contrast", "accuracy"} <= set(rows["metric"])
+    judged = {item for item, metric in outcomes.index if metric in spec("videocon").item_score}
+    assert set(rows["item_id"]) == judged  # SSv2-Temporal, judged by AP over all its captions, is left out
+    assert {it.item_id for it in run.items() if it.role == "main"} - judged == {"ssv2_temporal"}
+    for row in rows.itertuples():
+        has = set(outcomes.loc[row.item_id].index)
+        assert row.metric == next(m for m in spec("videocon").item_score if m in has)
+        expected = outcomes.loc[(row.item_id, row.metric)]
+        assert (row.value, row.chance) == (expected["value"], expected["chance"])
+    assert rows["value"].notna().all()
+    assert set(rows.loc[rows["metric"] == "accuracy", "chance"]) == {0.2}
 
 
 def test_pool_command_prints_accuracy_per_label_value_over_benchmarks(runs, capsys):
