@@ -112,6 +112,8 @@ class Reader:
             if m[3] in ("small", "big"):
                 return (blob.box < SMALL_BOX) if m[3] == "small" else (blob.box > BIG_BOX), 0
             return blob.colour == m[3], 0
+        if m := re.fullmatch(r"there (?:is|are) exactly (\w+) shapes?", s):
+            return all(len(found) == NUMBER_WORDS[m[1]] for found in self.frames), 0
         if m := re.fullmatch(rf"there is ({NP})", s):
             return self._present(m[1]), 0
         if m := re.fullmatch(r"moving \[something\] (.+)", s):

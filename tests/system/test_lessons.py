@@ -61,7 +61,8 @@ def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip
 
 def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, capsys):
     """Seed 2 draws other weights and another training split. When clips with claims about time gave them four of
-    five draws (the recipe before), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %."""
+    five draws (an earlier recipe), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %; with the
+    world's still scenes of one to four shapes added, 70 % in 1000 steps and 94 % in 1500."""
     home, world = trained_world
     model = trained_model("xclip-world", home / "seed-2", seed=2)
     runs = [_score(world, tmp_path, b, model, "similarity", "seed-2") for b in ORDERED]
@@ -69,7 +70,8 @@ def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, 
     assert order["above"] and order["accuracy"] >= 80, order
 
 
-def test_the_order_blind_model_stays_at_chance_on_order_foils(trained_world, tmp_path, capsys):
+def test_the_order_blind_model_is_at_chance_on_order_and_sees_colours_and_numbers_of_shapes(trained_world, tmp_path,
+                                                                                          capsys):
     home, world = trained_world
     model = trained_model("clip-world", home)
     runs = [_score(world, tmp_path, b, model, "similarity", "clip") for b in ORDERED]
@@ -80,6 +82,9 @@ def test_the_order_blind_model_stays_at_chance_on_order_foils(trained_world, tmp
     assert order["low"] <= order["chance"] and not order["above"], order
     assert order["accuracy"] <= 60, order
     assert attribute["above"] and attribute["accuracy"] >= 70, attribute  # what it can see, it gets right
+    # VideoCon's counting foils change how many shapes there are, which any one frame shows
+    counting = _pooled(capsys, [r for r in runs if r.name.startswith("videocon")], "misalignment")["clip", "counting"]
+    assert counting["above"] and counting["accuracy"] >= 70, counting
 
 
 def test_swapping_caption_and_foil_mirrors_accuracy(trained_world, tmp_path, capsys):

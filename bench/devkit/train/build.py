@@ -30,7 +30,7 @@ from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, cl
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "5"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "6"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
@@ -63,7 +63,8 @@ class Spec:
 MODELS: dict[str, Spec] = {
     "clip-world": Spec("contrastive", ("similarity",), contrastive.Recipe(300, batch=24), None,
                        "CLIP, frame embeddings averaged: blind to the order of frames"),
-    "xclip-world": Spec("xclip", ("similarity",), contrastive.Recipe(1000, batch=24, reversing=1.0), None,
+    "xclip-world": Spec("xclip", ("similarity",),
+                        contrastive.Recipe(1500, batch=24, reversing=1.0, timed_draws=2), None,
                         "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order"),
     "qwen2vl-world": Spec("videollm", ("entail", "mc"), videollm.Recipe(250, batch=12, lr=2e-3, warmup=20), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos"),

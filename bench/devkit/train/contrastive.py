@@ -4,7 +4,7 @@ Scores are computed as the scoring backends compute them: CLIP embeds every fram
 embeddings and normalises the mean (``ContrastiveBackend``, pooling ``normalized_mean``); X-CLIP scores a clip
 against texts through the whole model (``XCLIPBackend``: ``logits_per_video``). The loss for each clip is a
 cross-entropy over its true caption and its foils (the benchmarks' question), plus a lighter one over the batch's
-captions (which grounds words in pixels).
+captions (which grounds words in pixels), leaving out captions true of many clips (what is there, how many shapes).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Recipe(Schedule):
     batch: int = 48
     in_batch: float = 0.5
     reversing: float = 0.0  # the share of a clip's draws given to its claims about time (when it has any)
+    timed_draws: int = 1  # how often a clip with claims about time is drawn in each pass over the clips
 
 
 def clip_pixels(processor, frames: list[np.ndarray]) -> torch.Tensor:
@@ -80,6 +81,12 @@ class Tokens:
         return ids, mask
 
 
+def drawn_clips(every: dict[int, list], timed: dict[int, list], timed_draws: int) -> np.ndarray:
+    """The clips one pass of training draws (of :meth:`Decoded.claims`): each once, and each with claims about time
+    ``timed_draws`` times."""
+    return np.array(sorted(every) + sorted(timed) * (timed_draws - 1))
+
+
 def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: Decoded, recipe: Recipe, seed: int,
           tick: Callable[[int], None] = lambda n: None) -> None:
     """Train ``model`` in place for ``recipe.steps`` steps of ``recipe.batch`` clips, each with one of its claims
@@ -87,7 +94,8 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
     rng = np.random.default_rng(seed)
     model.text_model.embeddings.token_embedding.requires_grad_(False)  # random token vectors: a fine lookup table
     by_video, timed = data.claims()
-    videos = np.array(sorted(by_video))
+    generic = data.generic_captions()
+    videos = drawn_clips(by_video, timed, recipe.timed_draws)
     optimizer, schedule = optimizer_and_schedule(model, recipe)
     model.train()
     order = rng.permutation(videos)
@@ -119,10 +127,18 @@ def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: D
         picked = scores.gather(1, torch.tensor([[column[t] for t in claim] + [0] * (width - len(claim))
                                                 for claim in claims]))
         hard = torch.nn.functional.cross_entropy(picked + asked, torch.zeros(len(claims), dtype=torch.long))
-        captions = list(dict.fromkeys(claim[0] for claim in claims))
-        within = scores[:, [column[c] for c in captions]]
-        targets = torch.tensor([captions.index(claim[0]) for claim in claims])
-        loss = hard + recipe.in_batch * torch.nn.functional.cross_entropy(within, targets)
+        loss = hard + recipe.in_batch * _in_batch(scores, claims, column, generic)
         take_step(model, optimizer, schedule, loss)
         tick(1)
     model.eval()
+
+
+def _in_batch(scores: torch.Tensor, claims: list[list[str]], column: dict[str, int], generic: set[str]) -> torch.Tensor:
+    """Cross-entropy of each clip's true caption against the batch's other true captions, leaving out the
+    ``generic`` ones (and their clips): true of clips the split does not say them of, they would be false negatives."""
+    rows = [i for i, claim in enumerate(claims) if claim[0] not in generic]
+    if not rows:
+        return scores.new_zeros(())
+    captions = list(dict.fromkeys(claims[i][0] for i in rows))
+    within = scores[rows][:, [column[c] for c in captions]]
+    return torch.nn.functional.cross_entropy(within, torch.tensor([captions.index(claims[i][0]) for i in rows]))

@@ -20,6 +20,7 @@ from bench.items import Clip
 FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frames' default, and X-CLIP's num_frames
 STYLES = (str, sentence)  # as the benchmarks' files write a caption: as is, or in sentence case with a full stop
 TIME_FOILS = ("order", "direction", "state")  # foil types only a model that sees the order of frames can reject
+GENERIC_CLAIMS = ("presence", "shapes")  # claims of what is there and how many: true of many clips besides their own
 
 
 @dataclass
@@ -47,6 +48,12 @@ class Decoded:
             if example.reverses or example.foil_type in TIME_FOILS:
                 timed.setdefault(position[example.video], []).append(example)
         return every, timed
+
+    def generic_captions(self) -> set[str]:
+        """The true captions of claims of a :data:`GENERIC_CLAIMS` kind, in every style: each is true of many clips
+        the split does not say it of, so it must never be another clip's negative."""
+        return {styled(e.texts[0]) for e in self.split.examples if e.kind.split("/")[1] in GENERIC_CLAIMS
+                for styled in STYLES}
 
 
 def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> Decoded:

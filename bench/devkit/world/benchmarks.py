@@ -359,7 +359,7 @@ VIDEOCON_MISALIGNMENTS: dict[str, tuple[tuple[Callable, ...], str, int, int]] = 
     "attribute": ((draw.jumps, draw.move, draw.resize, draw.sequence, draw.relation), "attribute", 1, 22 * FULL // 10),
     "relation": ((draw.relation,), "relation", 1, 22 * FULL // 10),
     "hallucination": ((draw.move,), "hallucination", 1, 6 * FULL // 10),
-    "counting": ((draw.jumps,), "count", 1, 12 * FULL // 10),
+    "counting": ((draw.crowd,), "shapes", 1, 12 * FULL // 10),
     "flip": ((draw.sequence,), "before", 2, 16 * FULL // 10),
 }
 

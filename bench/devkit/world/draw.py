@@ -92,6 +92,15 @@ def resize(rng: np.random.Generator, grows: bool | None = None) -> Story:
     return stories.resize(actor, grows, pos)
 
 
+def crowd(rng: np.random.Generator) -> Story:
+    """One to four still shapes of different colours, each in its own quarter of the stage."""
+    n = int(rng.integers(1, 5))
+    corners = [(x, y) for x in (LEFT + 16, RIGHT - 16) for y in (TOP, BOTTOM)]
+    places = [(corners[q][0] + float(rng.uniform(-8, 8)), corners[q][1] + float(rng.uniform(-8, 8)))
+              for q in rng.permutation(len(corners))[:n]]
+    return stories.crowd(actors(rng, n), places, [pick(rng, [k for k in range(1, 5) if k != n])])
+
+
 def relation(rng: np.random.Generator, where: str | None = None) -> Story:
     """Two still shapes, one to the left of / right of / above / below the other."""
     first, second = actors(rng, 2)
@@ -143,6 +152,7 @@ KINDS: dict[str, Callable[[np.random.Generator], Story]] = {
     "cross": cross,
     "chase": chase,
     "episode": episode,
+    "crowd": crowd,
 }
 
 

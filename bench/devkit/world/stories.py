@@ -235,6 +235,21 @@ def resize(actor: Actor, grows: bool = True, pos: tuple[float, float] = (MIDDLE,
     })
 
 
+def crowd(cast: list[Actor], places: list[tuple[float, float]], foil_counts: list[int], frames: int = FRAMES,
+          fps: float = FPS) -> Story:
+    """The shapes of ``cast`` standing still at ``places``: a count of things seen in any one frame (VideoCon's
+    counting, which its paper calls atemporal), where a jump count needs the frames' order."""
+    scene = Scene(fps)
+    for (colour, shape), place in zip(cast, places):
+        scene.add(shape, colour, still(frames, place))
+    return Story(scene, {"shapes": Claim(shapes(len(cast)), [shapes(n) for n in foil_counts], "count")})
+
+
+def shapes(n: int) -> str:
+    """``there is exactly one shape`` / ``there are exactly <n> shapes``."""
+    return "there is exactly one shape" if n == 1 else f"there are exactly {NUMBERS[n]} shapes"
+
+
 def relation(first: Actor, second: Actor, where: str = "left", places: tuple[tuple[float, float], ...] | None = None,
              frames: int = FRAMES, fps: float = FPS) -> Story:
     """``first`` still beside ``second``: to its left / right, above / below it (``places``: their centres)."""
