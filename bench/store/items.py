@@ -30,6 +30,15 @@ def items_table(items: Iterable[Item]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(ITEM_COLUMNS))
 
 
+def scored_parts(table: pd.DataFrame | pa.Table) -> list[tuple]:
+    """What decides each item's scores, from an :func:`items_table` (or the stored file's table): its id, clips (not
+    whether their videos exist), texts and truth; a run is resumed only on items equal in these."""
+    if isinstance(table, pa.Table):
+        table = table.to_pandas()
+    return [(item_id, [{k: v for k, v in c.items() if k != "exists"} for c in json.loads(clips)], list(texts), truth)
+            for item_id, clips, texts, truth in zip(table["item_id"], table["clips"], table["texts"], table["truth"])]
+
+
 def _plain(value):
     """JSON for label values numpy or pandas produced (numbers, arrays)."""
     if hasattr(value, "tolist"):

@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 
 from bench.config import Manifest
 from bench.items import Item
-from bench.store.items import read_items, write_items
+from bench.store.items import items_table, read_items, scored_parts, write_items
 from bench.store.lock import RankHold, RunLock
 from bench.store.schema import ARROW_SCHEMAS, choice_frame, failure_frame, pair_frame
 
@@ -216,13 +216,18 @@ class ChunkWriter:
         self.hold.release()
 
 
+class RunMismatch(ValueError):
+    """A stored run that cannot be resumed: scored with other settings, another model or other items."""
+
+
 class RunWriter:
     """The leader's writer: locks the run folder, checks that a stored run may be resumed, cleans and compacts what
     an earlier writer left, records the launch, writes its own chunks and, at :meth:`finish`, compacts the run.
 
     ``done`` holds the item ids already stored; ``absorbed`` the chunks its compactions absorbed. A new run stores
     ``items`` beside its manifest; a stored run is resumed only when its manifest's identity
-    (:meth:`bench.config.Manifest.identity`) equals the new one, with the chunk size it started with. ``lock`` is an
+    (:meth:`bench.config.Manifest.identity`) equals the new one and its items are the same
+    (:func:`~bench.store.items.scored_parts`), with the chunk size it started with. ``lock`` is an
     already held :class:`~bench.store.lock.RunLock` (taken early, before a model loads), else one is taken here.
     ``notes`` say what was taken over or kept.
     """
@@ -253,7 +258,7 @@ class RunWriter:
             theirs, ours = old.identity(), manifest.identity()
             changed = [k for k in ours if theirs.get(k) != ours[k]]
             if changed:
-                raise ValueError(f"{self.path}: the stored run differs in {changed}; it cannot be resumed with these "
+                raise RunMismatch(f"{self.path}: the stored run differs in {changed}; it cannot be resumed with these "
                                  "settings (choose another --out)")
             manifest.created = old.created
             launches = list(stored.get("launches", []))
@@ -266,9 +271,9 @@ class RunWriter:
         for table in TABLES:
             (self.path / table).mkdir(parents=True, exist_ok=True)
         if (self.path / ITEMS).is_file():
-            stored_ids = pq.read_table(self.path / ITEMS, columns=["item_id"]).column("item_id").to_pylist()
-            if stored_ids != self.order:
-                raise ValueError(f"{self.path}: the items differ from those the run stored (were the annotation files "
+            stored_items = pq.read_table(self.path / ITEMS, columns=["item_id", "clips", "texts", "truth"])
+            if scored_parts(stored_items) != scored_parts(items_table(items)):
+                raise RunMismatch(f"{self.path}: the items differ from those the run stored (were the annotation files "
                                  "changed?); choose another --out")
         else:
             write_items(self.path / ITEMS, items)

@@ -3,6 +3,8 @@ computations."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -149,3 +151,20 @@ def test_xclip_scores_batch_size_clips_per_forward_as_each_clip_alone(sample, ti
             assert got == pytest.approx(expected, abs=1e-4)
     with pytest.raises(RuntimeError, match="takes 4 frames per clip, got 8"):
         answer_items(adapter, similarity, items, policy("uniform", k=8), batch_size=2)
+
+
+def test_a_local_models_revision_changes_when_its_files_are_rewritten_and_a_hub_models_is_its_commit(tmp_path):
+    from types import SimpleNamespace
+
+    from bench.scoring.backends.base import model_revision
+
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    model = SimpleNamespace(config=SimpleNamespace())
+    first = model_revision(model, str(tmp_path))
+    assert first.startswith("files:") and model_revision(model, str(tmp_path)) == first
+    os.utime(tmp_path / "model.safetensors", ns=(1, 1))  # rewritten in place: another modification time
+    assert model_revision(model, str(tmp_path)) != first
+    assert model_revision(model, "org/name") is None  # a hub id without a known commit
+    hub = SimpleNamespace(config=SimpleNamespace(_commit_hash="abc123"))
+    assert model_revision(hub, str(tmp_path)) == "abc123"

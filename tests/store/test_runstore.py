@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ from bench.config import DataSource, Manifest, ScoreConfig
 from bench.items import Clip, Item
 from bench.scoring.protocols import Similarity
 from bench.scoring.runner import score, score_items, select_items
-from bench.store import RunWriter, read_run
+from bench.store import RunMismatch, RunWriter, read_run
 
 ITEMS = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in "abc"]
 
@@ -102,12 +103,17 @@ def test_half_written_chunks_are_ignored_and_dropped_on_resume(tmp_path):
 
 def test_a_run_with_other_settings_or_items_is_not_resumed(tmp_path):
     _writer(tmp_path / "run").close()
-    with pytest.raises(ValueError, match=r"differs in \['model'\]"):
+    with pytest.raises(RunMismatch, match=r"differs in \['model'\]"):
         RunWriter(tmp_path / "run", _manifest(model="other"), ITEMS)
     with pytest.raises(FileExistsError, match="already stored"):
         RunWriter(tmp_path / "run", _manifest(), ITEMS, resume=False)
-    with pytest.raises(ValueError, match="items differ"):
+    with pytest.raises(RunMismatch, match="items differ"):
         RunWriter(tmp_path / "run", _manifest(), ITEMS[::-1])
+    reworded = [replace(it, texts=("caption", "another foil")) if it.item_id == "b" else it for it in ITEMS]
+    with pytest.raises(RunMismatch, match="items differ"):  # the same ids, a changed text
+        RunWriter(tmp_path / "run", _manifest(), reworded)
+    found = [replace(it, clips=(Clip("v.mp4", exists=False),)) for it in ITEMS]
+    RunWriter(tmp_path / "run", _manifest(), found).close()  # a video now found (or lost) does not change the items
     with pytest.raises(FileNotFoundError, match="not a run folder"):
         read_run(tmp_path)
     kept = RunWriter(tmp_path / "run", _manifest(), ITEMS, chunk_size=5)

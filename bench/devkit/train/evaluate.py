@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -54,13 +56,15 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
                 log: Path | None = None) -> list[Path]:
-    """Score :func:`world_configs` (runs already stored are resumed; clips decoded once for all of them); the run
-    folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs; ``log``: a
-    file the runner's messages are appended to instead of stderr."""
+    """Score :func:`world_configs` (runs already stored are resumed, and scored again when they cannot be: scored
+    before the world's models or files were rebuilt; clips decoded once for all of them); the run folders, in that
+    order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs; ``log``: a file the runner's
+    messages are appended to instead of stderr."""
     from tqdm.auto import tqdm
 
     from bench.frames import FrameCache
     from bench.scoring.runner import score
+    from bench.store import RunMismatch
 
     frames = FrameCache()
     configs = tqdm(world_configs(models, suite, out, benchmarks=benchmarks, progress=progress), desc="scoring",
@@ -71,7 +75,12 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
             stack.enter_context(contextlib.redirect_stderr(stack.enter_context(open(log, "a"))))
         for config in configs:
             configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
-            paths.append(Path(score(config, frames)))
+            try:
+                paths.append(Path(score(config, frames)))
+            except RunMismatch as stale:
+                print(f"{stale}: scoring it again", file=sys.stderr)
+                shutil.rmtree(config.out)
+                paths.append(Path(score(config, frames)))
     return paths
 
 

@@ -3,7 +3,10 @@ processor settings Foilbench fixes and records, the frame size to decode to, and
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -119,7 +122,7 @@ class Backend:
 
     def describe(self) -> dict:
         """Manifest entries: what exactly was run, including the processors' effective settings."""
-        return {"model": self.model_id, "revision": model_revision(self.model),
+        return {"model": self.model_id, "revision": model_revision(self.model, self.model_id),
                 "model_class": type(self.model).__name__, "processor": processor_settings(self.processor)}
 
 
@@ -196,6 +199,15 @@ def torch_dtype(name: str, device: str):
         raise ValueError(f"dtype must be auto, float32, float16 or bfloat16, got {name!r}") from None
 
 
-def model_revision(model) -> str | None:
-    """The commit hash of a hub model when known (None for a local folder)."""
-    return getattr(model.config, "_commit_hash", None)
+def model_revision(model, source: str | None = None) -> str | None:
+    """The commit hash of a hub model when known; for a model loaded from the local folder ``source``, ``files:``
+    and a digest of its files' names, sizes and modification times, so that a run is not resumed on a model rebuilt or
+    replaced in the same folder."""
+    found = getattr(model.config, "_commit_hash", None)
+    if found or source is None or not os.path.isdir(source):
+        return found
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(source).rglob("*") if p.is_file()):
+        info = path.stat()
+        digest.update(f"{path.relative_to(source)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return f"files:{digest.hexdigest()[:16]}"
