@@ -102,7 +102,7 @@ def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator((corpus or CORPUS) * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],

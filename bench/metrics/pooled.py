@@ -5,8 +5,7 @@ mean chance level and the exact binomial test against it.
 Each item is judged by its benchmark's ``item_score`` (:class:`bench.registry.BenchmarkSpec`): the first of those
 per-item outcomes its benchmark's metric module gives for the item (ViLMA ``T``, VITATECS ``accuracy``, VELOCITI
 ``ClassicVLE`` or ``MC A∧B``, VideoCon ``caption > contrast``, or ``accuracy`` for its ATP-Hard questions, Vinoground
-``text``). Runs are pooled
-by their label (the manifest's ``name``): give the runs of one set-up the same name.
+``text``). Runs are pooled by their label (the manifest's ``name``): give the runs of one set-up the same name.
 """
 
 from __future__ import annotations

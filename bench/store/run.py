@@ -259,7 +259,7 @@ class RunWriter:
             changed = [k for k in ours if theirs.get(k) != ours[k]]
             if changed:
                 raise RunMismatch(f"{self.path}: the stored run differs in {changed}; it cannot be resumed with these "
-                                 "settings (choose another --out)")
+                                  "settings (choose another --out)")
             manifest.created = old.created
             launches = list(stored.get("launches", []))
             if stored.get("chunk_size") and stored["chunk_size"] != chunk_size:
@@ -274,7 +274,7 @@ class RunWriter:
             stored_items = pq.read_table(self.path / ITEMS, columns=["item_id", "clips", "texts", "truth"])
             if scored_parts(stored_items) != scored_parts(items_table(items)):
                 raise RunMismatch(f"{self.path}: the items differ from those the run stored (were the annotation files "
-                                 "changed?); choose another --out")
+                                  "changed?); choose another --out")
         else:
             write_items(self.path / ITEMS, items)
         self._clean()
