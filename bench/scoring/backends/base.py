@@ -58,7 +58,7 @@ class Backend:
     def load(self, auto_class: str, preprocessor: str = "AutoProcessor") -> None:
         """Load ``self.processor`` (or tokenizer) and ``self.model`` through transformers' ``Auto*`` classes, by hub
         id or local folder alike (or take the prebuilt ones), in ``self.dtype`` on ``self.device``; then fix the
-        processor settings of :data:`FIXED_SETTINGS`."""
+        processor settings of :data:`FIXED_SETTINGS`. ``self.revision``: :func:`model_revision` of what was loaded."""
         import transformers
 
         self.dtype = torch_dtype(self.dtype_name, self.device)
@@ -68,6 +68,7 @@ class Backend:
             self.processor = getattr(transformers, preprocessor).from_pretrained(self.model_id)
             model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
         self.model = model.to(self.device).eval()
+        self.revision = model_revision(self.model, None if self.prebuilt is not None else self.model_id)
         for part in processor_parts(self.processor).values():
             for name, value in FIXED_SETTINGS.items():
                 if hasattr(part, name):
@@ -122,7 +123,7 @@ class Backend:
 
     def describe(self) -> dict:
         """Manifest entries: what exactly was run, including the processors' effective settings."""
-        return {"model": self.model_id, "revision": model_revision(self.model, self.model_id),
+        return {"model": self.model_id, "revision": self.revision,
                 "model_class": type(self.model).__name__, "processor": processor_settings(self.processor)}
 
 
