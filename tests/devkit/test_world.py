@@ -63,6 +63,10 @@ def test_an_episode_in_either_order_is_true_of_its_frames_and_the_other_order_pl
                                      jump_first=False)
         for story in (jump_first, move_first):
             _check_claims(story, count, direction, story.true("chrono"))
+        for jumps_first in (True, False):
+            about_jumper = stories.episode(mover, jumper, direction, count, jump_x=jump_x, jump_first=jumps_first,
+                                           about_mover=False)
+            _check_claims(about_jumper, count, direction, jumps_first, "about the jumper")
         if count != 3:  # three jumps do not split 20 frames evenly: their timing is not symmetric
             assert np.array_equal(jump_first.scene.render()[::-1], move_first.scene.render())
 
@@ -90,6 +94,20 @@ def test_the_wording_of_order_claims_does_not_tell_the_true_caption_from_its_foi
     assert said
     for (claim_kind, form), n in said.items():
         assert 0.4 <= n["true"] / (n["true"] + n["foil"]) <= 0.6, (kind, claim_kind, form, dict(n))
+
+
+@pytest.mark.parametrize("test", ["action_bind", "action_manner"])
+def test_the_wording_of_velociti_action_claims_does_not_tell_the_true_caption_from_its_foil(test):
+    """Each wording of an action-binding or manner claim is as often true as a foil (it was always "moves" against
+    "jumps", and "slowly" against "quickly", so a model reading the text alone got them all right)."""
+    said = collections.defaultdict(collections.Counter)  # form -> true / foil counts
+    for i in range(ORDER_DRAWS):
+        claim = draw.episode(rng_for("test_world", "velociti action", i)).claims[test]
+        said[_form(claim.true)]["true"] += 1
+        said[_form(claim.false[0])]["foil"] += 1
+    assert len(said) > 2
+    for form, n in said.items():
+        assert 0.35 <= n["true"] / (n["true"] + n["foil"]) <= 0.65, (test, form, dict(n))
 
 
 def test_vinoground_order_pairs_tell_neither_in_their_wording_nor_by_place_which_video_is_which():

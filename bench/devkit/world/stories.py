@@ -311,7 +311,8 @@ def chase(chaser: Actor, leader: Actor, direction: str = "right", lane: float = 
 
 
 def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 2, event_frames: int = 20,
-            fps: float = FPS, lane: float = TOP, jump_x: float | None = None, jump_first: bool = True) -> Story:
+            fps: float = FPS, lane: float = TOP, jump_x: float | None = None, jump_first: bool = True,
+            about_mover: bool = True) -> Story:
     """Two events of ``event_frames`` each (VELOCITI's Ev1, Ev2), in the order ``jump_first`` draws.
 
     The jump event: ``mover`` crosses the top ``lane`` quickly towards ``direction`` while ``jumper`` jumps ``count``
@@ -320,6 +321,8 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     this event comes first). Either order is the other's time reversal, so a bag of frames cannot tell them apart, and
     every claim (its event, "first... then", "before"/"after") follows the order. Claims are keyed by VELOCITI test
     name (``when`` = the events) and by ATP-Hard question type (TN, TP, TC: five statements, one true).
+    ``about_mover``: whose action the action-binding and manner claims are about (the mover's quick crossing, the
+    foil binding the jump to it, or the jumper's jump and slow move back), so their wording does not give the answer.
     """
     n = event_frames
     back = OPPOSITE[direction]
@@ -348,13 +351,19 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     chrono = [f"first, {jumped}. then, {returned}", f"first, {returned}. then, {jumped}"]
     if not jump_first:
         chrono.reverse()
+    if about_mover:
+        bind = Claim(f"{m} {goes}", [f"{m} jumps"], "action", jumping)
+        manner = Claim(f"{m} moves quickly {TOWARDS[direction]}", [f"{m} moves slowly {TOWARDS[direction]}"], "speed",
+                       jumping)
+    else:
+        bind = Claim(f"{j} jumps", [f"{j} {goes}"], "action", jumping)
+        manner = Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed", moving)
     return Story(scene, {
-        "action_bind": Claim(f"{m} {goes}", [f"{m} jumps"], "action", jumping),
+        "action_bind": bind,
         "action_adv": Claim(f"{j} jumps", [f"{j} grows"], "action", jumping),
         "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "actor", jumping),
         "agent_random": Claim(f"{m} {goes}", [f"{the(absent)} {goes}"], "attribute", jumping),
-        "action_manner": Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed",
-                               moving),
+        "action_manner": manner,
         "chrono": Claim(chrono[0], chrono[1:], "order", "(Ev1, Ev2)"),
         "coref": Claim(f"the shape that jumps is also the one that {returns}",
                        [f"the shape that {goes} is also the one that {returns}"], "actor", "(Ev1, Ev2)"),
