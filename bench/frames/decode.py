@@ -100,19 +100,34 @@ _PROBED_LOCK = threading.Lock()
 PROBE_MEMORY = 4096
 
 
-def _remembered(path: str, what: str, find: Callable[[str], tuple]) -> tuple:
-    """``find(path)``, computed once per file identity (path, size, modification time) and ``what``."""
+def _key(path: str, what: object) -> tuple:
     stat = os.stat(path)
-    key = (path, stat.st_size, stat.st_mtime_ns, what)
+    return path, stat.st_size, stat.st_mtime_ns, what
+
+
+def _recalled(path: str, what: object):
+    """What was remembered about this file identity (path, size, modification time) and ``what``; None if nothing."""
+    key = _key(path, what)
     with _PROBED_LOCK:
         if key in _PROBED:
             _PROBED.move_to_end(key)
             return _PROBED[key]
-    found = find(path)
+    return None
+
+
+def _remember(path: str, what: object, found) -> None:
     with _PROBED_LOCK:
-        _PROBED[key] = found
+        _PROBED[_key(path, what)] = found
         while len(_PROBED) > PROBE_MEMORY:
             _PROBED.popitem(last=False)
+
+
+def _remembered(path: str, what: str, find: Callable[[str], tuple]) -> tuple:
+    """``find(path)``, computed once per file identity (path, size, modification time) and ``what``."""
+    found = _recalled(path, what)
+    if found is None:
+        found = find(path)
+        _remember(path, what, found)
     return found
 
 
@@ -221,7 +236,11 @@ def _decord_probe(path: str) -> tuple[int, float]:
 
 def _decord_read(path: str, indices: list[int], size: tuple[int, int] | None) -> np.ndarray:
     """Frames through decord; decoded to ``size`` by PyAV where decord's scaler rejects that size (it fails its own
-    size check at some small sizes: 8, 16, 24, 48 and 72 px wide among them)."""
+    size check at some small sizes: 8, 16, 24, 48 and 72 px wide among them). A file whose scaling decord rejected
+    once goes to PyAV directly at that size afterwards."""
+    rejected = ("decord rejects", size)
+    if size is not None and _recalled(path, rejected):
+        return _pyav_read(path, indices, size)
     reader = _decord_reader(path, size)
     try:
         return reader.get_batch(indices).asnumpy()
@@ -229,6 +248,7 @@ def _decord_read(path: str, indices: list[int], size: tuple[int, int] | None) ->
         del reader
         scaled = _pyav_read(path, indices, size)
         if size is not None and _decord_decodes(path, indices):
+            _remember(path, rejected, True)
             return scaled
         raise FrameError(path, f"decord cannot decode frames {indices[:3]}... (PyAV can: try the pyav backend)") \
             from None

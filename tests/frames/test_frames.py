@@ -178,6 +178,23 @@ def test_sizes_decords_scaler_rejects_are_decoded_by_pyav(video, side):
                                                       size=(side, side)).array)
 
 
+def test_a_file_decords_scaler_rejected_goes_to_pyav_directly_afterwards(video, monkeypatch):
+    from bench.frames import decode
+
+    opened = []
+    real = decode._decord_reader
+    monkeypatch.setattr(decode, "_PROBED", type(decode._PROBED)())  # nothing remembered from other tests
+    monkeypatch.setattr(decode, "_decord_reader", lambda path, size: opened.append(size) or real(path, size))
+    first = sample_frames(Clip(video), policy("uniform", k=4), size=(24, 24))
+    assert opened[-2:] == [(24, 24), None]  # decord's scaler fails, then decord decodes the frames at their own size
+    opened.clear()
+    again = sample_frames(Clip(video), policy("uniform", k=3), size=(24, 24))
+    assert opened == [] and again.array.shape == (3, 24, 24, 3)
+    assert read_numbers(again.array) == again.indices and np.array_equal(first.array[0], again.array[0])
+    sample_frames(Clip(video), policy("uniform", k=4), size=(32, 48))
+    assert opened == [(32, 48)]  # other sizes still go through decord
+
+
 def test_joined_clips_put_the_black_gap_between_them(video, tmp_path):
     other = str(write_video(tmp_path / "b.mp4", numbered(30)[::-1].copy(), FPS))
     frames = sample_joined([Clip(video), Clip(other)], policy("uniform", k=12), gap_seconds=2.0)
