@@ -188,9 +188,9 @@ def test_a_file_decords_scaler_rejected_goes_to_pyav_directly_afterwards(video, 
     first = sample_frames(Clip(video), policy("uniform", k=4), size=(24, 24))
     assert opened[-2:] == [(24, 24), None]  # decord's scaler fails, then decord decodes the frames at their own size
     opened.clear()
-    again = sample_frames(Clip(video), policy("uniform", k=3), size=(24, 24))
-    assert opened == [] and again.array.shape == (3, 24, 24, 3)
-    assert read_numbers(again.array) == again.indices and np.array_equal(first.array[0], again.array[0])
+    again = sample_frames(Clip(video), policy("uniform", k=4), size=(24, 24))
+    assert opened == [] and np.array_equal(again.array, first.array)
+    assert read_numbers(again.array) == again.indices
     sample_frames(Clip(video), policy("uniform", k=4), size=(32, 48))
     assert opened == [(32, 48)]  # other sizes still go through decord
 
