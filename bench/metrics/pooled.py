@@ -26,8 +26,9 @@ POOLED_COLUMNS = ["run", "label", "value", "accuracy", "low", "high", "n", "chan
 
 def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """One row per main item of a stored run (``bench.store.Run``) that its benchmark judges one by one:
-    :data:`ITEM_COLUMNS` (value 1 right, 0 wrong, NaN when the item failed to score; ``metric``: the per-item score
-    that judged it) plus every label of the items. Items judged only together (VideoCon's SSv2-Temporal retrieval,
+    :data:`ITEM_COLUMNS` (value 1 right, 0 wrong, a fraction under the ``expected`` tie policy; an item that failed
+    to score is wrong, as in its outcomes; ``metric``: the per-item score that judged it) plus every label of the
+    items. Items judged only together (VideoCon's SSv2-Temporal retrieval,
     by AP over every caption) are left out."""
     benchmark = spec(run.manifest["benchmark"])
     items = [it for it in run.items() if it.role == "main"]
