@@ -356,7 +356,7 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
         manner = Claim(f"{m} moves quickly {TOWARDS[direction]}", [f"{m} moves slowly {TOWARDS[direction]}"], "speed",
                        jumping)
     else:
-        bind = Claim(f"{j} jumps", [f"{j} {goes}"], "action", jumping)
+        bind = Claim(jumped, [f"{j} {goes}"], "action", jumping)
         manner = Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed", moving)
     return Story(scene, {
         "action_bind": bind,
