@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import sys
 import threading
@@ -33,13 +34,14 @@ from bench.frames import (Fit, FrameCache, FrameError, FramePolicy, Frames, pars
 from bench.items import Item
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
+from bench.scoring.backends.base import folder_revision
 from bench.scoring.distributed import Group, Ranks, rank_device, ranks_of, shard
 from bench.scoring.families import check_fits, check_protocol, infer_family, load_backend
 from bench.scoring.hub import locate
 from bench.scoring.protocols import Protocol, Scored, make_protocol
 from bench.scoring.requests import Ask, VideoRef
 from bench.store import ChunkWriter, RunLock, RunWriter, read_run
-from bench.store.run import CHUNK, rank_info
+from bench.store.run import CHUNK, MANIFEST, check_resumable, rank_info
 from bench.store.summary import RunSummary, summarize
 
 SEEDED_POLICIES = {"consecutive": "seed", "single": "seed"}
@@ -418,9 +420,41 @@ def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
 
 def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
     """Rank 0's checks and its lock on the run folder, before any rank loads a model (the other ranks check after
-    rank 0 succeeded, so that a mistake is reported once)."""
+    rank 0 succeeded, so that a mistake is reported once). A stored run that cannot be resumed with these settings
+    is refused here, as far as that can be told without the model (:func:`_check_stored`)."""
     plan = _plan(config)
-    return plan, RunLock.acquire(plan.out, world_size=ranks.world_size)
+    lock = RunLock.acquire(plan.out, world_size=ranks.world_size)
+    try:
+        _check_stored(config, plan)
+    except BaseException:
+        lock.release()
+        raise
+    return plan, lock
+
+
+def _check_stored(config: ScoreConfig, plan: _Plan) -> None:
+    """Raise :class:`~bench.store.RunMismatch` when the run stored in ``plan.out`` differs in a setting known before
+    the model loads, or in its items. The frame size is known only from the model's processor, and so is the
+    revision, except for a model in a local folder when the stored run's revision is that folder's digest."""
+    stored = plan.out / MANIFEST
+    if not stored.is_file():
+        return
+    revision = folder_revision(plan.model) if isinstance(plan.model, str) else None
+    stored_revision = str(json.loads(stored.read_text()).get("revision") or "")
+    unknown = ["frame_size"] + ([] if revision and stored_revision.startswith("files:") else ["revision"])
+    check_resumable(plan.out, _manifest(config, plan, revision=revision), plan.items, unknown=unknown)
+
+
+def _manifest(config: ScoreConfig, plan: _Plan, *, revision: str | None, frame_size: object = None,
+              details: dict | None = None, device: str | None = None) -> Manifest:
+    """The manifest of the run ``plan`` of ``config`` (what the loaded model adds is passed in)."""
+    return Manifest.for_source(
+        config.source, model=str(config.model), family=plan.family, protocol=plan.protocol.name,
+        measure=plan.protocol.measure, name=config.name or plan.out.name, revision=revision, dtype=config.dtype,
+        device=device, batch_size=config.batch_size, frame_policy=plan.frame_policy.describe(),
+        frame_backend=config.decoder, frame_size=frame_size, prompt=plan.protocol.describe(), seed=config.seed,
+        limit=config.limit, spread=config.spread, options=plan.benchmark.backend_defaults(plan.family, config.options),
+        details=details or {}, versions=versions(), n_items=len(plan.items))
 
 
 def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None,
@@ -447,14 +481,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
     size = frame_size(config.size, backend) if protocol.uses_frames else None
     details = backend.describe()
     infos = group.gather(rank_info(device))
-    manifest = Manifest.for_source(
-        config.source, model=str(config.model), family=plan.family, protocol=protocol.name,
-        measure=protocol.measure, name=config.name or out.name, revision=details.get("revision"), dtype=config.dtype,
-        device=device, batch_size=config.batch_size, frame_policy=frame_policy.describe(),
-        frame_backend=config.decoder,
-        frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None),
-        prompt=protocol.describe(), seed=config.seed, limit=config.limit, spread=config.spread, options=options,
-        details=details, versions=versions(), n_items=len(items))
+    manifest = _manifest(config, plan, revision=details.get("revision"), details=details, device=device,
+                         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None))
     writer, state = group.from_leader(
         lambda: RunWriter(out, manifest, items, retry_failures=config.retry_failures, chunk_size=config.chunk_size,
                           ranks=infos, lock=lock),

@@ -220,6 +220,28 @@ class RunMismatch(ValueError):
     """A stored run that cannot be resumed: scored with other settings, another model or other items."""
 
 
+def check_resumable(path: str | Path, manifest: Manifest, items: Sequence[Item], *,
+                    unknown: Iterable[str] = ()) -> dict | None:
+    """Raise :class:`RunMismatch` when the run stored in ``path`` cannot be resumed with ``manifest`` and ``items``:
+    its manifest's identity (:meth:`bench.config.Manifest.identity`) or its stored items differ. Identity fields in
+    ``unknown`` are not compared (the runner checks before the model loads, when the model's revision may not be
+    known yet). Returns the stored manifest's entries, or None when no run is stored there."""
+    path = Path(path)
+    stored = json.loads((path / MANIFEST).read_text()) if (path / MANIFEST).is_file() else None
+    if stored is not None:
+        theirs, ours = Manifest.from_dict(stored).identity(), manifest.identity()
+        changed = [k for k in ours if k not in set(unknown) and theirs.get(k) != ours[k]]
+        if changed:
+            raise RunMismatch(f"{path}: the stored run differs in {changed}; it cannot be resumed with these settings "
+                              "(choose another --out)")
+    if (path / ITEMS).is_file():
+        stored_items = pq.read_table(path / ITEMS, columns=["item_id", "clips", "texts", "truth"])
+        if scored_parts(stored_items) != scored_parts(items_table(items)):
+            raise RunMismatch(f"{path}: the items differ from those the run stored (were the annotation files "
+                              "changed?); choose another --out")
+    return stored
+
+
 class RunWriter:
     """The leader's writer: locks the run folder, checks that a stored run may be resumed, cleans and compacts what
     an earlier writer left, records the launch, writes its own chunks and, at :meth:`finish`, compacts the run.
@@ -248,19 +270,12 @@ class RunWriter:
 
     def _open(self, manifest: Manifest, items: Sequence[Item], resume: bool, retry_failures: bool, chunk_size: int,
               ranks: list[dict]) -> None:
-        existing = self.path / MANIFEST
         launches: list[dict] = []
-        if existing.is_file():
-            stored = json.loads(existing.read_text())
-            old = Manifest.from_dict(stored)
-            if not resume:
-                raise FileExistsError(f"{self.path}: a run is already stored here (resume it, or choose another --out)")
-            theirs, ours = old.identity(), manifest.identity()
-            changed = [k for k in ours if theirs.get(k) != ours[k]]
-            if changed:
-                raise RunMismatch(f"{self.path}: the stored run differs in {changed}; it cannot be resumed with these "
-                                  "settings (choose another --out)")
-            manifest.created = old.created
+        if not resume and (self.path / MANIFEST).is_file():
+            raise FileExistsError(f"{self.path}: a run is already stored here (resume it, or choose another --out)")
+        stored = check_resumable(self.path, manifest, items)
+        if stored is not None:
+            manifest.created = Manifest.from_dict(stored).created
             launches = list(stored.get("launches", []))
             if stored.get("chunk_size") and stored["chunk_size"] != chunk_size:
                 self.notes.append(f"{self.path}: keeping the run's chunk size {stored['chunk_size']} (asked "
@@ -270,12 +285,7 @@ class RunWriter:
         self.order = [it.item_id for it in items]
         for table in TABLES:
             (self.path / table).mkdir(parents=True, exist_ok=True)
-        if (self.path / ITEMS).is_file():
-            stored_items = pq.read_table(self.path / ITEMS, columns=["item_id", "clips", "texts", "truth"])
-            if scored_parts(stored_items) != scored_parts(items_table(items)):
-                raise RunMismatch(f"{self.path}: the items differ from those the run stored (were the annotation files "
-                                  "changed?); choose another --out")
-        else:
+        if not (self.path / ITEMS).is_file():
             write_items(self.path / ITEMS, items)
         self._clean()
         scored = self.compact(drop_failed=retry_failures)

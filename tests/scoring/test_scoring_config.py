@@ -75,6 +75,32 @@ def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_stored_run_that_cannot_be_resumed_is_refused_before_the_model_loads(sample, tiny, tmp_path, monkeypatch):
+    from bench.scoring import runner
+    from bench.store import RunMismatch
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny("clip"), model)
+    source = _source(sample, "vitatecs")
+
+    def config(**changes):
+        return ScoreConfig(source, str(model), **{"limit": 2, "out": tmp_path / "run", "progress": False, **changes})
+
+    first = read_run(score(config())).pair["score"].tolist()
+    loads, load = [], runner.load_backend
+    monkeypatch.setattr(runner, "load_backend", lambda *a, **k: loads.append(a) or load(*a, **k))
+    assert read_run(score(config())).pair["score"].tolist() == first and len(loads) == 1  # resumed
+    changes = {"seed": {"seed": 1}, "limit": {"limit": 3}, "frame_policy": {"frames": "uniform:k=3"}}
+    for what, changed in changes.items():
+        with pytest.raises(RunMismatch, match=what):
+            score(config(**changed))
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes())  # rebuilt in place: same bytes, a new file
+    with pytest.raises(RunMismatch, match="revision"):
+        score(config())
+    assert len(loads) == 1
+
+
 def test_a_copied_run_gives_the_same_metrics_without_the_annotation_files(sample, tiny, tmp_path, capsys):
     from bench.cli import main
 

@@ -205,8 +205,14 @@ def model_revision(model, source: str | None = None) -> str | None:
     and a digest of its files' names, sizes and modification times, so that a run is not resumed on a model rebuilt or
     replaced in the same folder."""
     found = getattr(model.config, "_commit_hash", None)
-    if found or source is None or not os.path.isdir(source):
-        return found
+    return found or (folder_revision(source) if source is not None else None)
+
+
+def folder_revision(source: str) -> str | None:
+    """``files:`` and a digest of the names, sizes and modification times of the files in the local folder
+    ``source`` (None when it is not a folder): known before the model in it is loaded."""
+    if not os.path.isdir(source):
+        return None
     digest = hashlib.sha256()
     for path in sorted(p for p in Path(source).rglob("*") if p.is_file()):
         info = path.stat()
