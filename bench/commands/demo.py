@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     print(foil_type_table(pool_runs(runs, "foil_type")))
     print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A):")
     print("\n".join(bias_lines(answer_bias(paths))))
-    print(f"\nruns: {runs_dir}  (`foilbench metrics RUN... --pool foil_type`, `--by foil_type`)")
+    print(f"\nruns: {runs_dir}  (all of them: `foilbench metrics {runs_dir} --pool foil_type`; one: "
+          "`foilbench metrics RUN --by foil_type`)")
     print("4/4 the report of all five papers (papermill)")
     index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress)
     print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")

@@ -15,6 +15,7 @@ EXAMPLE = """examples:
   foilbench metrics runs/velociti-ov7b runs/velociti-qwen --bootstrap 2000 --level 0.99
   foilbench metrics runs/videocon-owlcon --ties expected --by misalignment --json > videocon.json
   foilbench metrics runs/*-xclip runs/*-clip --pool foil_type
+  foilbench metrics foilbench-data/runs/sample-full --pool foil_type    (a folder of runs: all of them)
 
 Values, intervals and chance levels print as percentages. Ties follow --ties (default official: what each
 benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
@@ -145,7 +146,9 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from bench.metrics.aggregate import Settings
+    from bench.store import run_folders
 
+    args.runs = run_folders(args.runs)
     if args.pool:
         return pooled(args)
     settings = Settings(n_boot=args.bootstrap, level=args.level, seed=args.seed)
@@ -201,7 +204,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Missing and NaN scores count as failures and are counted; unparsed answers too, except where the "
         "benchmark's official code drops them (counted as dropped).",
         EXAMPLE)
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run folder(s) written by the run store")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="run folder(s) written by the run store, or folders holding run folders")
     parser.add_argument("--json", action="store_true", help="print one JSON object (settings, runs, rows)")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     parser.add_argument("--level", type=float, default=0.95,

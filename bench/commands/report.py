@@ -17,6 +17,7 @@ Open OUT/index.html in a browser.
 def run(args: argparse.Namespace) -> int:
     """Build the report and say where to open it."""
     from bench.report.build import build_report
+    from bench.store import run_folders
 
     data = {}
     for pair in args.data:
@@ -24,7 +25,8 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise ValueError(f"--data must look like BENCHMARK=PATH, got {pair!r}")
         data[name] = path
-    index = build_report(args.runs, args.out, [n for n in args.notebooks.split(",") if n] if args.notebooks else None,
+    notebooks = [n for n in args.notebooks.split(",") if n] if args.notebooks else None
+    index = build_report(run_folders(args.runs), args.out, notebooks,
                          data, not args.no_published, [f for f in args.format.split(",") if f], args.bootstrap,
                          progress=not args.quiet, jobs=args.jobs)
     print(f"report written: open {index}")
@@ -37,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "report", "run the paper notebooks on scored runs and write an HTML report",
         "Execute the paper notebooks (notebooks/*.ipynb) with papermill on the given runs, writing every table (CSV, "
         "Markdown, HTML) and figure (PNG, SVG) and an index.html linking them all.", EXAMPLE)
-    parser.add_argument("runs", nargs="*", help="run folders (any benchmarks)")
+    parser.add_argument("runs", nargs="*",
+                        help="run folders (any benchmarks), or folders holding run folders")
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--notebooks", help="comma-separated benchmarks whose notebooks to run (default: those with "
                                             "runs)")

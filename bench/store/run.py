@@ -147,6 +147,17 @@ def _tables(folder: Path) -> tuple[dict, list[str], dict[str, pa.Table]]:
     raise AssertionError("unreachable")
 
 
+def run_folders(paths: Iterable[str | Path]) -> list[Path]:
+    """The run folders that ``paths`` name: a run folder is itself; a folder that is no run but holds run folders
+    (such as the demo's ``runs/sample-full``) stands for those, in name order; any other path is kept, so that
+    :func:`read_run` says what is wrong with it."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        inside = sorted(p for p in path.iterdir() if (p / MANIFEST).is_file()) if path.is_dir() else []
+        found += inside if inside and not (path / MANIFEST).is_file() else [path]
+    return found
+
+
 def read_run(path: str | Path) -> Run:
     """A run's manifest and score tables (compacted and complete chunks); a folder without a manifest is a clear
     error."""

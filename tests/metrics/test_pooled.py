@@ -86,6 +86,17 @@ def test_pool_command_prints_accuracy_per_label_value_over_benchmarks(runs, caps
     assert "pooled by subset over 2 run(s) of vitatecs, velociti" in text and "tiny clip" in text
 
 
+def test_a_folder_of_runs_stands_for_its_runs(runs, capsys):
+    parent = runs[0].parent
+    (parent / "demo.log").write_text("a file beside the runs\n")
+    assert main(["metrics", *map(str, runs), "--pool", "subset", "--json"]) == 0
+    named = sorted(json.loads(capsys.readouterr().out)["rows"], key=lambda r: r["value"])
+    assert main(["metrics", str(parent), "--pool", "subset", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["rows"], key=lambda r: r["value"]) == named and named
+    assert main(["metrics", str(parent), "--json", "--bootstrap", "20"]) == 0
+    assert {r["path"] for r in json.loads(capsys.readouterr().out)["runs"]} == set(map(str, runs))
+
+
 def test_failed_items_count_as_wrong_and_unlabelled_items_are_left_out():
     rows = pd.DataFrame({"run": "r", "benchmark": "b", "item_id": list("abcd"), "subset": "s", "metric": "m",
                          "value": [1.0, float("nan"), 1.0, 0.0], "chance": 0.5, "foil_type": ["x", "x", "x", ""]})

@@ -229,3 +229,21 @@ def test_a_run_in_the_former_layout_reads_and_resumes(tmp_path):
     resumed.write_chunk(["c"], [{"item_id": "c", "clip": 0, "text": 0, "score": 0.25}], [], [])
     resumed.finish()
     assert list(read_run(run).pair["item_id"]) == ["a", "c"] and not list(run.rglob("part-*"))
+
+
+def test_run_folders_expands_a_folder_of_runs_and_keeps_anything_else(tmp_path):
+    from bench.store import run_folders
+
+    for name in ("b-run", "a-run", "a-run/nested"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "manifest.json").write_text("{}")
+    (tmp_path / "runs" / "not-a-run").mkdir()
+    (tmp_path / "runs" / "demo.log").write_text("")
+    (tmp_path / "empty").mkdir()
+    runs = tmp_path / "runs"
+    assert run_folders([runs]) == [runs / "a-run", runs / "b-run"]
+    assert run_folders([runs / "b-run", str(runs / "a-run")]) == [runs / "b-run", runs / "a-run"]
+    kept = [tmp_path / "empty", tmp_path / "missing", runs / "demo.log"]
+    assert run_folders(kept) == kept
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        read_run(run_folders([tmp_path / "empty"])[0])
