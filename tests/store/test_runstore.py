@@ -242,7 +242,7 @@ def test_run_folders_expands_a_folder_of_runs_and_keeps_anything_else(tmp_path):
     (tmp_path / "empty").mkdir()
     runs = tmp_path / "runs"
     assert run_folders([runs]) == [runs / "a-run", runs / "b-run"]
-    assert run_folders([runs / "b-run", str(runs / "a-run")]) == [runs / "b-run", runs / "a-run"]
+    assert run_folders([runs / "b-run", str(runs / "a-run")]) == [runs / "b-run", runs / "a-run"]  # a-run holds a run
     kept = [tmp_path / "empty", tmp_path / "missing", runs / "demo.log"]
     assert run_folders(kept) == kept
     with pytest.raises(FileNotFoundError, match="not a run folder"):
