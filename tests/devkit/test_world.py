@@ -110,6 +110,32 @@ def test_the_wording_of_velociti_action_claims_does_not_tell_the_true_caption_fr
         assert 0.35 <= n["true"] / (n["true"] + n["foil"]) <= 0.65, (test, form, dict(n))
 
 
+@pytest.mark.parametrize("story", ["move", "jumps", "sequence", "change", "resize", "relation", "cross", "chase"])
+def test_the_word_a_foil_changes_is_as_often_a_captions_word(story):
+    """Colour and shape foils: a word is as often the one a caption says as the one its foil puts in its place, and a
+    caption's word is replaced by each other word about as often (taking the first other colour or shape made "red"
+    and "square" foils' words four and two times as often as captions': a text-only model learned which is which)."""
+    words = set(COLOURS) | set(SHAPES)
+    said = collections.defaultdict(collections.Counter)  # word -> as the caption's / as the foil's
+    swaps = collections.Counter()  # (caption's word, foil's word)
+    for i in range(ORDER_DRAWS):
+        claims = getattr(draw, story)(rng_for("test_world", "foil words", story, i)).claims
+        for kind in ("attribute", "object", "presence"):
+            if kind in claims:
+                true, foil = (set(t.split()) & words for t in (claims[kind].true, claims[kind].false[0]))
+                for was, now in zip(sorted(true - foil), sorted(foil - true)):
+                    said[was]["caption"] += 1
+                    said[now]["foil"] += 1
+                    swaps[was, now] += 1
+    assert said, story
+    for word, n in said.items():
+        if sum(n.values()) >= 40:
+            assert 0.3 <= n["foil"] / sum(n.values()) <= 0.7, (story, word, dict(n))
+    for (was, now), n in swaps.items():
+        if n + swaps[now, was] >= 40:
+            assert 0.3 <= n / (n + swaps[now, was]) <= 0.7, (story, was, now, n, swaps[now, was])
+
+
 def test_vinoground_order_pairs_tell_neither_in_their_wording_nor_by_place_which_video_is_which():
     said = collections.defaultdict(collections.Counter)  # form -> how often it is the pos / neg caption
     left_first = 0  # pairs whose pos video has its left shape act first

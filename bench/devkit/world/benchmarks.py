@@ -19,7 +19,7 @@ import numpy as np
 from bench.devkit.world import draw, stories
 from bench.devkit.world.draw import pick, rng_for
 from bench.devkit.world.files import Labels, count, placed, seconds, sentence, video, write_csv, write_json
-from bench.devkit.world.scenes import SIZE
+from bench.devkit.world.scenes import SHAPES, SIZE
 from bench.devkit.world.stories import Claim, Story, a, times
 from bench.scoring.prompts import PROMPTS
 from bench.videoio import write_video
@@ -180,11 +180,16 @@ def _vilma_change_state(videos: Path, size: str, seed: int, labels: Labels) -> d
                 "change_of_state": change_fields, "caption": sentence(claim.true),
                 "foils": [sentence(f) for f in claim.false], "class": cls, "classes_foil": [foil_cls],
                 "proficiency": _proficiency(story.claims["object"], valid=valid, proficiency_test="object",
-                                            mask_target=shape, predicted_word=stories.other_shape(shape)),
+                                            mask_target=shape, predicted_word=_shape(story.claims["object"].false[0])),
                 "mturk": mturk,
             }
             _vilma_label(labels, stem, key, claim, story.claims["object"])
     return files
+
+
+def _shape(text: str) -> str:
+    """The shape a claim names (a foil's: the word it changed)."""
+    return next(word for word in text.split() if word in SHAPES)
 
 
 def _verb(text: str) -> str:
@@ -246,7 +251,7 @@ def _vilma_rare_actions(videos: Path, size: str, seed: int, labels: Labels) -> d
                 "foil_masked_pos": [part], "foiling_method": ["sample scene"],
                 "proficiency": _proficiency(story.claims["presence"], str, valid), "mturk": mturk,
                 "class": actor.shape if part == "noun" else _verb(claim.true),
-                "classes_foil": [stories.other_shape(actor.shape)] if part == "noun" else [_verb(claim.false[0])],
+                "classes_foil": [_shape(claim.false[0]) if part == "noun" else _verb(claim.false[0])],
             }
             _vilma_label(labels, f"rare-actions-{part}-foils", key, claim, story.claims["presence"])
     return files

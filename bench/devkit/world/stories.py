@@ -14,6 +14,7 @@ averages its frames sees the same bag of frames for both and must be at chance.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 from bench.devkit.world.scenes import (BIG, BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE, RIGHT, SHAPES, SMALL, TOP, Scene,
@@ -82,19 +83,28 @@ def times(n: int) -> str:
     return "one time" if n == 1 else f"{NUMBERS[n]} times"
 
 
-def other_shape(shape: str, *avoid: str) -> str:
-    """The first shape that is neither ``shape`` nor any of ``avoid``."""
-    return next(s for s in SHAPES if s != shape and s not in avoid)
+def other_shape(shape: str, *avoid: str, salt: str = "") -> str:
+    """A shape that is neither ``shape`` nor any of ``avoid``, chosen by ``salt`` (see :func:`_other`)."""
+    return _other(shape, [s for s in SHAPES if s != shape and s not in avoid], salt)
 
 
-def other_colour(colour: str, *avoid: str) -> str:
-    """The first colour that is neither ``colour`` nor any of ``avoid``."""
-    return next(c for c in COLOURS if c != colour and c not in avoid)
+def other_colour(colour: str, *avoid: str, salt: str = "") -> str:
+    """A colour that is neither ``colour`` nor any of ``avoid``, chosen by ``salt`` (see :func:`_other`)."""
+    return _other(colour, [c for c in COLOURS if c != colour and c not in avoid], salt)
+
+
+def _other(word: str, options: list[str], salt: str) -> str:
+    """One of ``options`` for a foil's word in place of ``word``, chosen by a checksum of ``word`` and ``salt`` (the
+    story's own settings): across stories each option is chosen about as often, so a foil's word is no more often a
+    foil's than a caption's. Always taking the first option made "square" and "red" foils' words far more often than
+    captions' (build 8 and before): a word prior that a model reading the texts alone learned."""
+    return options[zlib.crc32(f"{word}|{salt}".encode()) % len(options)]
 
 
 def move(actor: Actor, direction: str, pace: str = "steady", centre: tuple[float, float] = (MIDDLE, MIDDLE),
          frames: int = FRAMES, fps: float = FPS) -> Story:
     """One shape crossing the stage through ``centre`` (``pace`` "quick"/"steady" cover 80 px, "slow" 20 px)."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     colour, shape = actor
     distance = SLOW if pace == "slow" else QUICK
     sign = 1 if direction in ("right", "down") else -1
@@ -105,17 +115,17 @@ def move(actor: Actor, direction: str, pace: str = "steady", centre: tuple[float
         start, end = (cx, cy - sign * distance / 2), (cx, cy + sign * distance / 2)
     scene = Scene(fps).add(shape, colour, glide(frames, start, end))
     does = f"{a(actor)} moves {TOWARDS[direction]}"
-    stranger = (other_colour(colour), other_shape(shape))
+    stranger = (other_colour(colour, salt=salt), other_shape(shape, salt=salt))
     claims = {
         "direction": Claim(f"{a(actor)} moves {WAY[direction]}", [f"{a(actor)} moves {WAY[OPPOSITE[direction]]}"],
                            "direction", reverses=True),
         "type": Claim(does, [f"{a(actor)} jumps"], "action"),
         "action": Claim(does, [f"{a(actor)} jumps", f"{a(actor)} grows"], "action"),
-        "verb": Claim(does, [f"{a(actor)} turns {other_colour(colour)}"], "action"),
-        "attribute": Claim(does, [f"a {other_colour(colour)} {shape} moves {TOWARDS[direction]}"], "attribute"),
-        "object": Claim(does, [f"a {colour} {other_shape(shape)} moves {TOWARDS[direction]}"], "object"),
+        "verb": Claim(does, [f"{a(actor)} turns {stranger[0]}"], "action"),
+        "attribute": Claim(does, [f"a {stranger[0]} {shape} moves {TOWARDS[direction]}"], "attribute"),
+        "object": Claim(does, [f"a {colour} {stranger[1]} moves {TOWARDS[direction]}"], "object"),
         "hallucination": Claim(does, [f"{does} beside {a(stranger)}"], "object"),
-        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {other_shape(shape)}"], "object"),
+        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {stranger[1]}"], "object"),
         # Something-Something v2 template captions (the object is "[something]")
         "ssv2": Claim(f"moving [something] {WAY[direction]}",
                       [f"moving [something] {WAY[other]}" for other in WAY if other != direction], "direction"),
@@ -130,17 +140,19 @@ def move(actor: Actor, direction: str, pace: str = "steady", centre: tuple[float
 def jumps(actor: Actor, count: int, foil_counts: list[int], x: float = MIDDLE, frames: int = FRAMES,
           fps: float = FPS) -> Story:
     """One shape jumping exactly ``count`` times in place at ``x``."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     colour, shape = actor
     scene = Scene(fps).add(shape, colour, hops(frames, count, x))
     counted = f"{a(actor)} jumps exactly {times(count)}"
+    colour2, shape2 = other_colour(colour, salt=salt), other_shape(shape, salt=salt)
     claims = {
         "count": Claim(counted, [f"{a(actor)} jumps exactly {times(n)}" for n in foil_counts], "count"),
         "type": Claim(f"{a(actor)} jumps", [f"{a(actor)} moves to the right"], "action"),
         "verb": Claim(f"{a(actor)} jumps", [f"{a(actor)} grows"], "action"),
         "action": Claim(f"{a(actor)} jumps", [f"{a(actor)} moves to the left", f"{a(actor)} shrinks"], "action"),
-        "object": Claim(f"{a(actor)} jumps", [f"a {colour} {other_shape(shape)} jumps"], "object"),
-        "attribute": Claim(counted, [f"a {other_colour(colour)} {shape} jumps exactly {times(count)}"], "attribute"),
-        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape)}"],
+        "object": Claim(f"{a(actor)} jumps", [f"a {colour} {shape2} jumps"], "object"),
+        "attribute": Claim(counted, [f"a {colour2} {shape} jumps exactly {times(count)}"], "attribute"),
+        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {shape2}"],
                           "object"),
     }
     if abs(x - MIDDLE) >= SIDE:
@@ -157,6 +169,7 @@ def sequence(first: Actor, second: Actor, verb: str = "jumps", xs: tuple[float, 
     ``verb`` "jumps": both rest on the floor at ``xs`` throughout and each jumps once in its turn; "appears": each is
     on stage only during its turn. Either way the foil's world (``second`` first) is the time-reversed video.
     """
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     half, turn = frames // 2, frames // 2 - 3
     scene = Scene(fps)
     if verb == "jumps":
@@ -171,7 +184,7 @@ def sequence(first: Actor, second: Actor, verb: str = "jumps", xs: tuple[float, 
     else:
         raise ValueError(f"verb must be 'jumps' or 'appears', got {verb!r}")
     p, q = first, second
-    stranger = (other_colour(p[0], q[0]), p[1])
+    stranger = (other_colour(p[0], q[0], salt=salt), p[1])
     return Story(scene, {
         "sequence": Claim(f"{a(p)} {verb} and then {a(q)} {verb}", [f"{a(q)} {verb} and then {a(p)} {verb}"], "order",
                           reverses=True),
@@ -185,7 +198,7 @@ def sequence(first: Actor, second: Actor, verb: str = "jumps", xs: tuple[float, 
                         [f"first, {the(q)} {verb}. then, {the(p)} {verb}"], "order", reverses=True),
         "attribute": Claim(f"{a(p)} {verb} and then {a(q)} {verb}", [f"{a(stranger)} {verb} and then {a(q)} {verb}"],
                            "attribute"),
-        "presence": Claim(f"there is {a(p)}", [f"there is a {p[0]} {other_shape(p[1], q[1])}"], "object"),
+        "presence": Claim(f"there is {a(p)}", [f"there is a {p[0]} {other_shape(p[1], q[1], salt=salt)}"], "object"),
     })
 
 
@@ -193,6 +206,7 @@ def change(shape: str, before: str, after: str, pos: tuple[float, float] = (MIDD
            fps: float = FPS) -> Story:
     """A still shape changing colour in the middle of the clip: ViLMA's change of state (action, pre-, post-state,
     inverse)."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     scene = Scene(fps).add(shape, switch(frames, before, after, frames // 2), still(frames, pos))
     it = f"the {shape}"
     return Story(scene, {
@@ -204,9 +218,9 @@ def change(shape: str, before: str, after: str, pos: tuple[float, float] = (MIDD
                          "state", reverses=True),
         "change": Claim(f"{it} turns from {before} to {after}", [f"{it} turns from {after} to {before}"], "state",
                         reverses=True),
-        "object": Claim(f"{it} turns {after}", [f"the {other_shape(shape)} turns {after}"], "object"),
+        "object": Claim(f"{it} turns {after}", [f"the {other_shape(shape, salt=salt)} turns {after}"], "object"),
         "verb": Claim(f"{it} turns {after}", [f"{it} jumps"], "action"),
-        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape)}"],
+        "presence": Claim(f"there is at least one {shape}", [f"there is at least one {other_shape(shape, salt=salt)}"],
                           "object"),
     })
 
@@ -214,6 +228,7 @@ def change(shape: str, before: str, after: str, pos: tuple[float, float] = (MIDD
 def resize(actor: Actor, grows: bool = True, pos: tuple[float, float] = (MIDDLE, MIDDLE), frames: int = FRAMES,
            fps: float = FPS) -> Story:
     """A still shape growing from small to big (or shrinking) over the middle two thirds of the clip."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     colour, shape = actor
     first, last = (SMALL, BIG) if grows else (BIG, SMALL)
     scene = Scene(fps).add(shape, colour, still(frames, pos), ramp(frames, first, last, frames // 6,
@@ -228,10 +243,10 @@ def resize(actor: Actor, grows: bool = True, pos: tuple[float, float] = (MIDDLE,
         "inverse": Claim(f"initially, {it} is {before}. then, {it} {does}. at the end, {it} is {after}",
                          [f"initially, {it} is {after}. then, {it} {undoes}. at the end, {it} is {before}"], "state",
                          reverses=True),
-        "object": Claim(f"{it} {does}", [f"the {colour} {other_shape(shape)} {does}"], "object"),
-        "attribute": Claim(f"{it} {does}", [f"the {other_colour(colour)} {shape} {does}"], "attribute"),
+        "object": Claim(f"{it} {does}", [f"the {colour} {other_shape(shape, salt=salt)} {does}"], "object"),
+        "attribute": Claim(f"{it} {does}", [f"the {other_colour(colour, salt=salt)} {shape} {does}"], "attribute"),
         "verb": Claim(f"{it} {does}", [f"{it} jumps"], "action"),
-        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {other_shape(shape)}"], "object"),
+        "presence": Claim(f"there is {a(actor)}", [f"there is a {colour} {other_shape(shape, salt=salt)}"], "object"),
     })
 
 
@@ -253,6 +268,7 @@ def shapes(n: int) -> str:
 def relation(first: Actor, second: Actor, where: str = "left", places: tuple[tuple[float, float], ...] | None = None,
              frames: int = FRAMES, fps: float = FPS) -> Story:
     """``first`` still beside ``second``: to its left / right, above / below it (``places``: their centres)."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     if where not in RELATIONS:
         raise ValueError(f"where must be one of {sorted(RELATIONS)}, got {where!r}")
     if places is None:
@@ -262,13 +278,13 @@ def relation(first: Actor, second: Actor, where: str = "left", places: tuple[tup
     scene = Scene(fps).add(first[1], first[0], still(frames, places[0]))
     scene.add(second[1], second[0], still(frames, places[1]))
     said = f"{the(first)} is {RELATIONS[where]} {the(second)}"
-    stranger = (other_colour(first[0], second[0]), first[1])
+    stranger = (other_colour(first[0], second[0], salt=salt), first[1])
+    shape2 = other_shape(first[1], second[1], salt=salt)
     return Story(scene, {
         "relation": Claim(said, [f"{the(first)} is {RELATIONS[OPPOSITE_RELATION[where]]} {the(second)}"], "relation"),
         "swap": Claim(said, [f"{the(second)} is {RELATIONS[where]} {the(first)}"], "relation"),
         "attribute": Claim(said, [f"{the(stranger)} is {RELATIONS[where]} {the(second)}"], "attribute"),
-        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {other_shape(first[1], second[1])}"],
-                          "object"),
+        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {shape2}"], "object"),
     })
 
 
@@ -276,6 +292,7 @@ def cross(first: Actor, second: Actor, direction: str = "right", lanes: tuple[fl
           frames: int = FRAMES, fps: float = FPS) -> Story:
     """``first`` crossing towards ``direction`` in the top lane while ``second`` crosses the other way in the bottom
     lane (the foil swapping who goes which way is the time-reversed video)."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     back = OPPOSITE[direction]
     ends = {"right": (LEFT, RIGHT), "left": (RIGHT, LEFT)}
     scene = Scene(fps)
@@ -288,8 +305,8 @@ def cross(first: Actor, second: Actor, direction: str = "right", lanes: tuple[fl
         "direction": Claim(f"{a(first)} moves {TOWARDS[direction]} and {a(second)} moves {TOWARDS[back]}",
                            [f"{a(first)} moves {TOWARDS[back]} and {a(second)} moves {TOWARDS[direction]}"],
                            "direction", reverses=True),
-        "presence": Claim(f"there is {a(first)}", [f"there is a {first[0]} {other_shape(first[1], second[1])}"],
-                          "object"),
+        "presence": Claim(f"there is {a(first)}",
+                          [f"there is a {first[0]} {other_shape(first[1], second[1], salt=salt)}"], "object"),
     })
 
 
@@ -297,6 +314,7 @@ def chase(chaser: Actor, leader: Actor, direction: str = "right", lane: float = 
           fps: float = FPS) -> Story:
     """``chaser`` following ``leader`` towards ``direction`` along one line, 40 px behind (the foil swapping them
     is the time-reversed video)."""
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     sign = 1 if direction == "right" else -1
     start = MIDDLE - sign * 44
     scene = Scene(fps)
@@ -305,8 +323,8 @@ def chase(chaser: Actor, leader: Actor, direction: str = "right", lane: float = 
     return Story(scene, {
         "swap": Claim(f"{the(chaser)} chases {the(leader)}", [f"{the(leader)} chases {the(chaser)}"], "actor",
                       reverses=True),
-        "presence": Claim(f"there is {a(chaser)}", [f"there is a {chaser[0]} {other_shape(chaser[1], leader[1])}"],
-                          "object"),
+        "presence": Claim(f"there is {a(chaser)}",
+                          [f"there is a {chaser[0]} {other_shape(chaser[1], leader[1], salt=salt)}"], "object"),
     })
 
 
@@ -324,6 +342,7 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     ``about_mover``: whose action the action-binding and manner claims are about (the mover's quick crossing, the
     foil binding the jump to it, or the jumper's jump and slow move back), so their wording does not give the answer.
     """
+    salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     n = event_frames
     back = OPPOSITE[direction]
     sign = 1 if direction == "right" else -1
@@ -344,8 +363,8 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     then, counted = ("after", "before") if jump_first else ("before", "after")  # move vs jump, jump vs move
     m, j = the(mover), the(jumper)
     goes, returns = f"moves {TOWARDS[direction]}", f"moves {TOWARDS[back]}"
-    recolour = other_colour(jumper[0], mover[0])
-    later = other_colour(recolour, jumper[0], mover[0])
+    recolour = other_colour(jumper[0], mover[0], salt=salt)
+    later = other_colour(recolour, jumper[0], mover[0], salt=salt)
     absent = (recolour, mover[1])
     jumped, returned = f"{j} jumps", f"{j} {returns}"
     chrono = [f"first, {jumped}. then, {returned}", f"first, {returned}. then, {jumped}"]
