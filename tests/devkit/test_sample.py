@@ -127,6 +127,21 @@ def test_vilma_has_valid_and_invalid_items_in_both_time_units(suite):
         "moves", "jumps"))
 
 
+def test_vilmas_foil_classes_and_predicted_words_are_the_words_its_foils_put_in(tmp_path):
+    from bench.devkit.world.benchmarks import write_vilma
+
+    write_vilma(tmp_path, size="full")  # the small suite has two noun foils: too few to catch a mismatch
+    noun = json.loads((tmp_path / "data" / "rare-actions-noun-foils.json").read_text()).values()
+    for record in noun:
+        assert record["classes_foil"][0] in record["foils"][0].split() and record["class"] in record["caption"].split()
+    changes = [record["proficiency"] for path in (tmp_path / "data").glob("change-state-*.json")
+               for record in json.loads(path.read_text()).values()]
+    for proficiency in changes:
+        foil = proficiency["foils"][0].lower().rstrip(".").split()
+        assert proficiency["predicted_word"] in foil and proficiency["mask_target"] not in foil
+    assert noun and changes
+
+
 @pytest.mark.parametrize("name", ["vilma", "vitatecs", "velociti", "videocon", "vinoground"])
 def test_every_caption_is_true_of_its_video_and_every_foil_false(suite, name):
     checked = 0
