@@ -83,12 +83,12 @@ def times(n: int) -> str:
     return "one time" if n == 1 else f"{NUMBERS[n]} times"
 
 
-def other_shape(shape: str, *avoid: str, salt: str = "") -> str:
+def other_shape(shape: str, *avoid: str, salt: str) -> str:
     """A shape that is neither ``shape`` nor any of ``avoid``, chosen by ``salt`` (see :func:`_other`)."""
     return _other(shape, [s for s in SHAPES if s != shape and s not in avoid], salt)
 
 
-def other_colour(colour: str, *avoid: str, salt: str = "") -> str:
+def other_colour(colour: str, *avoid: str, salt: str) -> str:
     """A colour that is neither ``colour`` nor any of ``avoid``, chosen by ``salt`` (see :func:`_other`)."""
     return _other(colour, [c for c in COLOURS if c != colour and c not in avoid], salt)
 
@@ -97,7 +97,7 @@ def _other(word: str, options: list[str], salt: str) -> str:
     """One of ``options`` for a foil's word in place of ``word``, chosen by a checksum of ``word`` and ``salt`` (the
     story's own settings): across stories each option is chosen about as often, so a foil's word is no more often a
     foil's than a caption's. Always taking the first option made "square" and "red" foils' words far more often than
-    captions' (build 8 and before): a word prior that a model reading the texts alone learned."""
+    captions' (before build 8): a word prior that a model reading the texts alone learned."""
     return options[zlib.crc32(f"{word}|{salt}".encode()) % len(options)]
 
 
