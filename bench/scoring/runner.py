@@ -446,15 +446,17 @@ def _check_stored(config: ScoreConfig, plan: _Plan) -> None:
 
 
 def _manifest(config: ScoreConfig, plan: _Plan, *, revision: str | None, frame_size: object = None,
-              details: dict | None = None, device: str | None = None) -> Manifest:
-    """The manifest of the run ``plan`` of ``config`` (what the loaded model adds is passed in)."""
+              details: dict | None = None, device: str | None = None,
+              library_versions: dict[str, str | None] | None = None) -> Manifest:
+    """The manifest of the run ``plan`` of ``config`` (what the loaded model adds, and :func:`versions` for the
+    manifest that is stored, are passed in; the check before loading needs neither)."""
     return Manifest.for_source(
         config.source, model=str(config.model), family=plan.family, protocol=plan.protocol.name,
         measure=plan.protocol.measure, name=config.name or plan.out.name, revision=revision, dtype=config.dtype,
         device=device, batch_size=config.batch_size, frame_policy=plan.frame_policy.describe(),
         frame_backend=config.decoder, frame_size=frame_size, prompt=plan.protocol.describe(), seed=config.seed,
         limit=config.limit, spread=config.spread, options=plan.benchmark.backend_defaults(plan.family, config.options),
-        details=details or {}, versions=versions(), n_items=len(plan.items))
+        details=details or {}, versions=library_versions or {}, n_items=len(plan.items))
 
 
 def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None,
@@ -482,7 +484,8 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
     details = backend.describe()
     infos = group.gather(rank_info(device))
     manifest = _manifest(config, plan, revision=details.get("revision"), details=details, device=device,
-                         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None))
+                         frame_size=size.describe() if isinstance(size, Fit) else (list(size) if size else None),
+                         library_versions=versions())
     writer, state = group.from_leader(
         lambda: RunWriter(out, manifest, items, retry_failures=config.retry_failures, chunk_size=config.chunk_size,
                           ranks=infos, lock=lock),
