@@ -21,7 +21,7 @@ import bench.devkit.world.benchmarks as benchmarks
 from bench.cli import main
 from bench.commands.sample import register
 from bench.devkit.world import ensure_sample, generate_sample
-from bench.devkit.world.stories import FOIL_TYPES
+from bench.devkit.world.stories import FOIL_TYPES, times
 from bench.devkit.world.suite import STAMP, VERSION
 from bench.items import Clip, Item
 from bench.loaders import load, velociti, vinoground, vitatecs
@@ -140,6 +140,38 @@ def test_vilmas_foil_classes_and_predicted_words_are_the_words_its_foils_put_in(
         foil = proficiency["foils"][0].lower().rstrip(".").split()
         assert proficiency["predicted_word"] in foil and proficiency["mask_target"] not in foil
     assert noun and changes
+
+
+def _counting_rule_broken(records) -> list[str]:
+    """Keys of ViLMA counting records that break the paper's rule (section 3): easy captions count 1-3 and foils
+    more, up to 10; difficult captions count more than 3 and foils 1-3."""
+    broken = []
+    for key, record in records:
+        caption, foil = record["class"], record["classes_foil"][0]
+        small = (True, False) if key.startswith("counting-easy") else (False, True)
+        if (caption <= 3, foil <= 3) != small or min(caption, foil) < 1 or max(caption, foil) > 10:
+            broken.append(key)
+    return broken
+
+
+def test_vilmas_counting_subtests_put_the_small_numbers_where_the_paper_does(suite):
+    records = [(key, record) for path in sorted(suite["vilma"].data_path.glob("counting-*-sec.json"))
+               for key, record in json.loads(path.read_text()).items()]
+    assert {key.split("-")[1] for key, _ in records} == {"easy", "hard"}
+    assert _counting_rule_broken(records) == []
+    for key, record in records:  # the caption and the foil say the numbers the record's classes give
+        said = [record["template"].replace("<number> times", times(n)) for n in (record["class"],
+                                                                                 *record["classes_foil"])]
+        assert said == [record["caption"], *record["foils"]], key
+
+
+def test_the_counting_rule_is_the_released_files_rule(realdata):
+    """The world's rule is the one every released counting record follows (959 easy, 895 difficult)."""
+    records = [(key, record) for path in sorted((realdata / "vilma").glob("counting-*-spelled-sec.json"))
+               for key, record in json.loads(path.read_text()).items()]
+    if not records:
+        pytest.skip("ViLMA's counting files are not among the real annotation files")
+    assert _counting_rule_broken(records) == []
 
 
 @pytest.mark.parametrize("name", ["vilma", "vitatecs", "velociti", "videocon", "vinoground"])

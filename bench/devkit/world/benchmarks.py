@@ -65,10 +65,16 @@ def _vilma_label(labels: Labels, stem: str, key: str, main: Claim, proficiency: 
     labels.add(f"{stem}/{key}/proficiency", proficiency.foil_type)
 
 
+VILMA_SMALL_COUNTS = (1, 2, 3)  # the easy subtest's captions, the difficult one's foils
+VILMA_MAX_COUNT = 10  # T_c: ViLMA discards counts above it
+
+
 def _vilma_counting(videos: Path, size: str, seed: int, level: str, labels: Labels) -> tuple[dict, dict]:
     """QUVA-style counting: 30-fps videos of a shape jumping once a second, several windows per video, each item
-    counting the jumps inside its window (the same items in frame indices and in seconds, as released). Easy foils
-    miss the count by two or more, hard ones by one."""
+    counting the jumps inside its window (the same items in frame indices and in seconds, as released). As ViLMA
+    made them (paper, section 3 and appendix C.2; so do the released files): the easy subtest's captions count 1 to 3
+    and its foils a number above, up to the threshold T_c = 10; the difficult subtest's captions count more and its
+    foils say 1 to 3."""
     pts, sec = {}, {}
     n_videos = count(size, 2 if level == "easy" else 1, FULL // 3)
     n_windows = count(size, 2, 3)
@@ -78,21 +84,21 @@ def _vilma_counting(videos: Path, size: str, seed: int, level: str, labels: Labe
     for v in range(base, base + n_videos):
         rng = rng_for(seed, "vilma", f"counting-{level}", v)
         actor, = draw.actors(rng, 1)
-        length = int(rng.integers(4, 7))
+        length = int(rng.integers(4, 7) if level == "easy" else rng.integers(6, 9))
         x = float(rng.uniform(40, 88))
         story = stories.jumps(actor, length, [], x, QUVA_FPS * length, QUVA_FPS)  # one jump a second
         name = f"{v:03d}_{actor[0]}_{actor[1]}_jumps.mp4"
         video(videos, f"quva/normalized_videos/{name}", story.scene)
+        counts = VILMA_SMALL_COUNTS if level == "easy" else range(VILMA_SMALL_COUNTS[-1] + 1, length)
         windows = set()
-        while len(windows) < n_windows:
-            first = int(rng.integers(0, length - 1))
-            windows.add((first, int(rng.integers(first + 1, min(length, first + 5) + 1))))
-            windows.discard((0, length))  # every window leaves a jump outside it
+        while len(windows) < n_windows:  # every window leaves a jump outside it
+            n = pick(rng, counts)
+            first = int(rng.integers(0, length - n + 1))
+            windows.add((first, first + n))
         for first, end in sorted(windows):
             n = end - first
-            near = [k for k in (n - 1, n + 1) if 1 <= k <= 6]
-            far = [k for k in range(1, 7) if abs(k - n) >= 2]
-            foil = pick(rng, near if level == "hard" else far)
+            foil = pick(rng, range(VILMA_SMALL_COUNTS[-1] + 1, VILMA_MAX_COUNT + 1) if level == "easy"
+                        else VILMA_SMALL_COUNTS)
             start_pts, end_pts = first * QUVA_FPS, end * QUVA_FPS
             key = f"counting-{level}-{v:03d}-{start_pts:04d}-{end_pts:04d}-{n}-{foil}-0-s"
             mturk, valid = _vilma_validity(rng, size, item, invalid_main=3 if level == "easy" else None)

@@ -22,7 +22,8 @@ from bench.devkit.world.scenes import (BIG, BOTTOM, COLOURS, FLOOR, LEFT, MIDDLE
 
 FOIL_TYPES = ("order", "direction", "state", "speed", "action", "actor", "attribute", "object", "count", "relation",
               "location", "control")
-NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
+           10: "ten"}
 WAY = {"right": "from left to right", "left": "from right to left", "up": "up", "down": "down"}
 TOWARDS = {"right": "to the right", "left": "to the left", "up": "up", "down": "down"}
 OPPOSITE = {"right": "left", "left": "right", "up": "down", "down": "up"}
