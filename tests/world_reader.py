@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.devkit.world.scenes import COLOURS, SIZE
+from bench.devkit.world.stories import NUMBERS
 
 COLOUR = "|".join(COLOURS)
 NP = rf"(?:a|an|the|at least one) (?:(?:{COLOUR}) )?(?:square|circle|triangle)"
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-                "ten": 10}
+NUMBER_WORDS = {word: n for n, word in NUMBERS.items()}
 QUICK_PX_PER_S = 16.0  # the world's quick motions run at >= 26 px/s, its slow ones at <= 11 px/s
 MARGIN = 12  # pixels: net motion, relations and sides must clear this
 SMALL_BOX, BIG_BOX = 21, 25  # box sides: a small shape's box is narrower than 21 px, a big one's wider than 25

@@ -80,6 +80,7 @@ def _vilma_counting(videos: Path, size: str, seed: int, level: str, labels: Labe
     n_windows = count(size, 2, 3)
     base = 0 if level == "easy" else 500
     stems = (f"counting-{level}-spelled-pts", f"counting-{level}-spelled-sec")
+    above_small = VILMA_SMALL_COUNTS[-1] + 1  # the difficult subtest's smallest count, the easy one's smallest foil
     item = 0
     for v in range(base, base + n_videos):
         rng = rng_for(seed, "vilma", f"counting-{level}", v)
@@ -89,7 +90,7 @@ def _vilma_counting(videos: Path, size: str, seed: int, level: str, labels: Labe
         story = stories.jumps(actor, length, [], x, QUVA_FPS * length, QUVA_FPS)  # one jump a second
         name = f"{v:03d}_{actor[0]}_{actor[1]}_jumps.mp4"
         video(videos, f"quva/normalized_videos/{name}", story.scene)
-        counts = VILMA_SMALL_COUNTS if level == "easy" else range(VILMA_SMALL_COUNTS[-1] + 1, length)
+        counts = VILMA_SMALL_COUNTS if level == "easy" else range(above_small, length)
         windows = set()
         while len(windows) < n_windows:  # every window leaves a jump outside it
             n = pick(rng, counts)
@@ -97,8 +98,7 @@ def _vilma_counting(videos: Path, size: str, seed: int, level: str, labels: Labe
             windows.add((first, first + n))
         for first, end in sorted(windows):
             n = end - first
-            foil = pick(rng, range(VILMA_SMALL_COUNTS[-1] + 1, VILMA_MAX_COUNT + 1) if level == "easy"
-                        else VILMA_SMALL_COUNTS)
+            foil = pick(rng, range(above_small, VILMA_MAX_COUNT + 1) if level == "easy" else VILMA_SMALL_COUNTS)
             start_pts, end_pts = first * QUVA_FPS, end * QUVA_FPS
             key = f"counting-{level}-{v:03d}-{start_pts:04d}-{end_pts:04d}-{n}-{foil}-0-s"
             mturk, valid = _vilma_validity(rng, size, item, invalid_main=3 if level == "easy" else None)
