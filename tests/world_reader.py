@@ -24,6 +24,9 @@ MARGIN = 12  # pixels: net motion, relations and sides must clear this
 SMALL_BOX, BIG_BOX = 21, 25  # box sides: a small shape's box is narrower than 21 px, a big one's wider than 25
 
 
+Span = tuple[int, int]  # the first and last frame of what a sentence tells
+
+
 @dataclass(frozen=True)
 class Blob:
     colour: str
@@ -78,8 +81,9 @@ class Reader:
         assert m, f"not a noun phrase of the world's grammar: {text!r}"
         return self._track(m[1], m[2])
 
-    def _sentence(self, s: str) -> tuple[bool, int | None]:
-        """(holds, onset frame) of a sentence."""
+    def _sentence(self, s: str) -> tuple[bool, Span | None]:
+        """(holds, the first and last frame of what it tells) of a sentence. "X before Y": X is over when Y starts;
+        "X while Y": they overlap."""
         if m := re.fullmatch(r"first, (.+)\. then, (.+)", s):
             return self._ordered(m[1], m[2])
         if ". " in s:
@@ -93,30 +97,33 @@ class Reader:
                               (r"(.+) before (.+)", False), (r"(.+) after (.+)", True)):
             if m := re.fullmatch(pattern, s):
                 return self._ordered(m[2], m[1]) if swap else self._ordered(m[1], m[2])
-        for pattern in (r"(.+) while (.+)", r"(.+) and (.+)"):
-            if m := re.fullmatch(pattern, s):
-                (first, onset), (second, _) = self._sentence(m[1]), self._sentence(m[2])
-                return first and second, onset
+        if m := re.fullmatch(r"(.+) while (.+)", s):
+            (first, span), (second, other) = self._sentence(m[1]), self._sentence(m[2])
+            overlap = span is not None and other is not None and max(span[0], other[0]) <= min(span[1], other[1])
+            return first and second and overlap, span
+        if m := re.fullmatch(r"(.+) and (.+)", s):
+            (first, span), (second, _) = self._sentence(m[1]), self._sentence(m[2])
+            return first and second, span
         if m := re.fullmatch(rf"(.+) beside ({NP})", s):
-            ok, onset = self._sentence(m[1])
-            return ok and self._present(m[2]), onset
+            ok, span = self._sentence(m[1])
+            return ok and self._present(m[2]), span
         if m := re.fullmatch(rf"({NP}) (.+) on the (left|right) side", s):
-            ok, onset = self._verb(m[2], self._np(m[1]))
+            ok, span = self._verb(m[2], self._np(m[1]))
             x = np.mean([b.x for b in self._np(m[1]) if b])
             side = "left" if x < SIZE / 2 - MARGIN else "right" if x > SIZE / 2 + MARGIN else None
-            return ok and side == m[3], onset
+            return ok and side == m[3], span
         if m := re.fullmatch(rf"(initially|at the end), ({NP}) is ({COLOUR}|small|big)", s):
             seen = [b for b in self._np(m[2]) if b]
             if not seen:
-                return False, 0
+                return False, None
             blob = seen[0 if m[1] == "initially" else -1]
             if m[3] in ("small", "big"):
-                return (blob.box < SMALL_BOX) if m[3] == "small" else (blob.box > BIG_BOX), 0
-            return blob.colour == m[3], 0
+                return (blob.box < SMALL_BOX) if m[3] == "small" else (blob.box > BIG_BOX), self._whole
+            return blob.colour == m[3], self._whole
         if m := re.fullmatch(r"there (?:is|are) exactly (\w+) shapes?", s):
-            return all(len(found) == NUMBER_WORDS[m[1]] for found in self.frames), 0
+            return all(len(found) == NUMBER_WORDS[m[1]] for found in self.frames), self._whole
         if m := re.fullmatch(rf"there is ({NP})", s):
-            return self._present(m[1]), 0
+            return self._present(m[1]), self._whole
         if m := re.fullmatch(r"moving \[something\] (.+)", s):
             return self._verb("moves " + m[1], self._np("[something]"))
         m = re.fullmatch(rf"({NP}) (.+)", s)
@@ -126,40 +133,47 @@ class Reader:
     def _present(self, text: str) -> bool:
         return sum(b is not None for b in self._np(text)) >= 2
 
-    def _ordered(self, first: str, second: str) -> tuple[bool, int | None]:
-        (a, t1), (b, t2) = self._sentence(first), self._sentence(second)
-        return a and b and t1 is not None and t2 is not None and t1 < t2, t1
+    @property
+    def _whole(self) -> Span:
+        return 0, len(self.frames) - 1
 
-    def _verb(self, vp: str, track: list[Blob | None]) -> tuple[bool, int | None]:
+    def _ordered(self, first: str, second: str) -> tuple[bool, Span | None]:
+        (a, one), (b, two) = self._sentence(first), self._sentence(second)
+        return a and b and one is not None and two is not None and one[0] < two[0] and one[1] <= two[0], one
+
+    def _verb(self, vp: str, track: list[Blob | None]) -> tuple[bool, Span | None]:
         seen = [(t, b) for t, b in enumerate(track) if b is not None]
         if len(seen) < 2:
             return False, None
+        whole = seen[0][0], seen[-1][0]
         if vp == "appears":
-            return track[0] is None, seen[0][0]
+            return track[0] is None, whole
         if m := re.fullmatch(r"moves (?:(quickly|slowly) )?(from left to right|from right to left|to the right|"
                              r"to the left|up|down)", vp):
             return self._moves(seen, m[2], m[1])
         if m := re.fullmatch(r"jumps(?: exactly (\w+) times?)?", vp):
-            onsets = self._jumps(seen)
-            return (len(onsets) == NUMBER_WORDS[m[1]] if m[1] else bool(onsets)), (onsets[0] if onsets else None)
+            airborne = self._jumps(seen)
+            span = (airborne[0][0], airborne[-1][1]) if airborne else None
+            return (len(airborne) == NUMBER_WORDS[m[1]] if m[1] else bool(airborne)), span
         if vp == "stays still":
-            x0, y0 = seen[0][1].x, seen[0][1].y
-            return len(seen) == len(track) and all(math.hypot(b.x - x0, b.y - y0) < 3 for _, b in seen), seen[0][0]
+            return self._still(seen)
         if vp in ("grows", "shrinks"):
             first, last = seen[0][1].box, seen[-1][1].box
-            change = next((t for t, b in seen if abs(b.box - first) > 2), None)
-            return (last > first + 8) if vp == "grows" else (last < first - 8), change
+            changing = [t for t, b in seen if 2 < abs(b.box - first) and 2 < abs(b.box - last)]
+            span = (changing[0], changing[-1]) if changing else whole
+            return (last > first + 8) if vp == "grows" else (last < first - 8), span
         if m := re.fullmatch(rf"turns (?:from ({COLOUR}) to )?({COLOUR})", vp):
             first, last = seen[0][1].colour, seen[-1][1].colour
             changed = next((t for t, b in seen if b.colour != first), None)
-            return (first == m[1] if m[1] else first != m[2]) and last == m[2], changed
+            return (first == m[1] if m[1] else first != m[2]) and last == m[2], \
+                (changed, changed) if changed is not None else None
         if m := re.fullmatch(rf"is (to the left of|to the right of|above|below) ({NP})", vp):
             other = self._np(m[2])
             both = [(b, other[t]) for t, b in seen if other[t] is not None]
             test = {"to the left of": lambda b, o: b.x < o.x - MARGIN,
                     "to the right of": lambda b, o: b.x > o.x + MARGIN,
                     "above": lambda b, o: b.y < o.y - MARGIN, "below": lambda b, o: b.y > o.y + MARGIN}[m[1]]
-            return bool(both) and all(test(b, o) for b, o in both), seen[0][0]
+            return bool(both) and all(test(b, o) for b, o in both), whole
         if m := re.fullmatch(rf"chases ({NP})", vp):
             leader = self._np(m[1])
             led = [o for o in leader if o is not None]
@@ -168,10 +182,10 @@ class Reader:
             mine, theirs = seen[-1][1].x - seen[0][1].x, led[-1].x - led[0].x
             sign = np.sign(mine)
             behind = all((leader[t].x - b.x) * sign > 0 for t, b in seen if leader[t] is not None)
-            return (abs(mine) > MARGIN and abs(theirs) > MARGIN and np.sign(theirs) == sign and behind), seen[0][0]
+            return (abs(mine) > MARGIN and abs(theirs) > MARGIN and np.sign(theirs) == sign and behind), whole
         raise AssertionError(f"not a verb phrase of the world's grammar: {vp!r}")
 
-    def _moves(self, seen: list[tuple[int, Blob]], way: str, pace: str | None) -> tuple[bool, int | None]:
+    def _moves(self, seen: list[tuple[int, Blob]], way: str, pace: str | None) -> tuple[bool, Span | None]:
         """Net motion along the way's axis; the pace from the time the middle 80% of the motion took."""
         axis = "y" if way in ("up", "down") else "x"
         sign = 1 if way in ("down", "to the right", "from left to right") else -1
@@ -184,11 +198,24 @@ class Reader:
         onset = next(i for i, c in enumerate(cs) if abs(c - cs[0]) > cut)
         settle = max(i for i, c in enumerate(cs) if abs(c - cs[-1]) > cut)
         speed = 0.8 * abs(net) * self.fps / max(1, ts[settle] - ts[onset])
-        return pace is None or (speed >= QUICK_PX_PER_S) == (pace == "quickly"), ts[onset]
+        return pace is None or (speed >= QUICK_PX_PER_S) == (pace == "quickly"), (ts[onset], ts[settle])
+
+    def _still(self, seen: list[tuple[int, Blob]]) -> tuple[bool, Span | None]:
+        """Staying still: within 3 px of where it stood for a second or more (its longest such run of frames)."""
+        best = (seen[0][0], seen[0][0])
+        for i, (t, b) in enumerate(seen):
+            j = i
+            while j + 1 < len(seen) and math.hypot(seen[j + 1][1].x - b.x, seen[j + 1][1].y - b.y) < 3:
+                j += 1
+            if seen[j][0] - t > best[1] - best[0]:
+                best = (t, seen[j][0])
+        return best[1] - best[0] + 1 >= self.fps, best
 
     @staticmethod
-    def _jumps(seen: list[tuple[int, Blob]]) -> list[int]:
-        """Onsets of the jumps: runs of frames well above the floor, with the floor before and after them."""
+    def _jumps(seen: list[tuple[int, Blob]]) -> list[Span]:
+        """The jumps' first and last airborne frames: runs of frames well above the floor, with the floor before and
+        after them."""
         floor = max(b.y for _, b in seen)
         up = [b.y < floor - 10 for _, b in seen]
-        return [seen[i][0] for i in range(1, len(up)) if up[i] and not up[i - 1] and not all(up[i:])]
+        starts = [i for i in range(1, len(up)) if up[i] and not up[i - 1] and not all(up[i:])]
+        return [(seen[i][0], seen[next(k for k in range(i, len(up)) if not up[k]) - 1][0]) for i in starts]

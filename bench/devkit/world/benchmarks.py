@@ -352,11 +352,12 @@ def write_velociti(root: Path, size: str = "small", seed: int = 0) -> None:
 
 
 def _control(story: Story, others: list[Story], seed: int, v: int) -> str:
-    """The ``agent_bind`` caption of another video whose mover is not in ``story`` (so it is false here): the next
-    such video of the world, else a further episode drawn only for its caption."""
+    """The positive caption of another video (VELOCITI's control negative) whose mover is not in ``story`` (so it is
+    false here): the next such video of the world, else a further episode drawn only for its caption. The same test's
+    caption (not a longer one of another test), so that no wording tells the control's positive from its negative."""
     present = {(actor.colours[0], actor.shape) for actor in story.scene.actors}
     extra = (draw.episode(rng_for(seed, "velociti", "control", v, k)) for k in itertools.count())
-    return next(other.true("agent_bind") for other in itertools.chain(others, extra)
+    return next(other.true("control") for other in itertools.chain(others, extra)
                 if (other.scene.actors[0].colours[0], other.scene.actors[0].shape) not in present)
 
 
@@ -427,12 +428,13 @@ def _videocon_ssv2(root: Path, size: str, seed: int, labels: Labels) -> None:
 
 
 def _videocon_atp_hard(root: Path, size: str, seed: int, labels: Labels) -> None:
-    """ATP-Hard: the NExT-QA questions, their statements, and the per-option entailment file (5 rows a question)."""
+    """ATP-Hard: the NExT-QA questions, their statements, and the per-option entailment file (5 rows a question).
+    The videos' jump counts run through the count questions' answers (one to five) in turn."""
     n_videos = count(size, 2, FULL // 2)
     videos = {}
     for v in range(n_videos):
         vid = str(5000000001 + v)
-        videos[vid] = draw.episode(rng_for(seed, "videocon", "atp_hard", v), 2 * FPS)
+        videos[vid] = draw.episode(rng_for(seed, "videocon", "atp_hard", v), 2 * FPS, count=1 + v % 5)
         video(root / "videos", f"0001/{vid}.mp4", videos[vid].scene)
     if size == "small":
         plans = [(list(videos)[0], "TN"), (list(videos)[0], "TP"), (list(videos)[1], "TC"), (list(videos)[1], "TP")]

@@ -130,16 +130,16 @@ def chase(rng: np.random.Generator) -> Story:
     return stories.chase(chaser, leader, pick(rng, ("right", "left")), float(rng.uniform(TOP, FLOOR)))
 
 
-def episode(rng: np.random.Generator, event_frames: int = 20) -> Story:
-    """VELOCITI's two events: a quick crossing while another shape jumps, and a slow move back, in either order (drawn
-    evenly, so neither a caption's wording nor a bag of frames tells which came first); the action-binding and
-    manner claims are about either shape, drawn evenly too."""
+def episode(rng: np.random.Generator, event_frames: int = 20, count: int | None = None) -> Story:
+    """VELOCITI's two events: a quick crossing while another shape jumps (``count`` times, by default one to five),
+    and a slow move back, in either order (drawn evenly, so neither a caption's wording nor a bag of frames tells which
+    came first); the action claims are about either shape, drawn evenly too."""
     mover, jumper = actors(rng, 2)
     direction = pick(rng, ("right", "left"))
     jump_first = bool(rng.random() < 0.5)
     side = (1 if direction == "right" else -1) * (1 if jump_first else -1)  # where the mover rests
     jump_x = MIDDLE + side * float(rng.uniform(4, 24))
-    count, lane = int(rng.integers(1, 5)), TOP + float(rng.uniform(-8, 8))
+    count, lane = count or int(rng.integers(1, 6)), TOP + float(rng.uniform(-8, 8))
     return stories.episode(mover, jumper, direction, count, event_frames, lane=lane, jump_x=jump_x,
                            jump_first=jump_first, about_mover=bool(rng.random() < 0.5))
 

@@ -79,6 +79,15 @@ def the(actor: Actor) -> str:
     return f"the {actor[0]} {actor[1]}"
 
 
+def _asked(x: str, y: str, clause: str, link: str, true: str, phrases: list[str]) -> Claim:
+    """An ATP-Hard question about what ``x`` does ``link`` ``y`` does ``clause``: the five ``phrases`` as statements
+    (``true`` first, the others in their order) and as short answers (``moves quickly`` -> ``move quickly``)."""
+    said = [true, *(p for p in phrases if p != true)]
+    return Claim(f"{x} {true} {link} {y} {clause}", [f"{x} {p} {link} {y} {clause}" for p in said[1:]], "action",
+                 question=f"what does {x} do {link} {y} {clause}",
+                 answers=[" ".join([p.split()[0].removesuffix("s"), *p.split()[1:]]) for p in said])
+
+
 def times(n: int) -> str:
     """``one time``, ``three times`` (ViLMA's counting captions)."""
     return "one time" if n == 1 else f"{NUMBERS[n]} times"
@@ -340,8 +349,9 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     this event comes first). Either order is the other's time reversal, so a bag of frames cannot tell them apart, and
     every claim (its event, "first... then", "before"/"after") follows the order. Claims are keyed by VELOCITI test
     name (``when`` = the events) and by ATP-Hard question type (TN, TP, TC: five statements, one true).
-    ``about_mover``: whose action the action-binding and manner claims are about (the mover's quick crossing, the
-    foil binding the jump to it, or the jumper's jump and slow move back), so their wording does not give the answer.
+    ``about_mover``: whose action the action claims (binding, adversarial, manner) and ATP-Hard's TN and TC are about
+    (the mover's quick crossing, the foil binding the jump to it, or the jumper's jump and slow move back), so their
+    wording does not give the answer. ATP-Hard's TP asks for the count among the answers one to five.
     """
     salt = repr(sorted(locals().items()))  # its settings choose its foils' words
     n = event_frames
@@ -365,12 +375,20 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
     m, j = the(mover), the(jumper)
     goes, returns = f"moves {TOWARDS[direction]}", f"moves {TOWARDS[back]}"
     recolour = other_colour(jumper[0], mover[0], salt=salt)
-    later = other_colour(recolour, jumper[0], mover[0], salt=salt)
     absent = (recolour, mover[1])
     jumped, returned = f"{j} jumps", f"{j} {returns}"
     chrono = [f"first, {jumped}. then, {returned}", f"first, {returned}. then, {jumped}"]
     if not jump_first:
         chrono.reverse()
+    # ATP-Hard's TN / TC: what one shape does after (or before) / while the other acts, asked of either shape; each
+    # question's five answers are the four things the shapes do and one that neither does, so every answer is as
+    # often true as chance makes it and no answer's wording tells a true one from a foil
+    during = {m: f"moves quickly {TOWARDS[direction]}", j: "jumps"}  # in the jump event
+    later_act = {m: "stays still", j: f"moves slowly {TOWARDS[back]}"}  # in the move event
+    clause = {m: goes, j: "jumps"}
+    phrases = [*during.values(), *later_act.values(),
+               _other("never", [f"moves quickly {TOWARDS[back]}", f"moves slowly {TOWARDS[direction]}"], salt)]
+    x, y = (m, j) if about_mover else (j, m)
     if about_mover:
         bind = Claim(f"{m} {goes}", [f"{m} jumps"], "action", jumping)
         manner = Claim(f"{m} moves quickly {TOWARDS[direction]}", [f"{m} moves slowly {TOWARDS[direction]}"], "speed",
@@ -380,7 +398,8 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
         manner = Claim(f"{j} moves slowly {TOWARDS[back]}", [f"{j} moves quickly {TOWARDS[back]}"], "speed", moving)
     return Story(scene, {
         "action_bind": bind,
-        "action_adv": Claim(f"{j} jumps", [f"{j} grows"], "action", jumping),
+        "action_adv": Claim(f"{x} {clause[x]}", [f"{x} {_other('adverse', ['grows', 'shrinks'], salt)}"], "action",
+                            jumping),
         "agent_bind": Claim(f"{m} {goes} while {j} jumps", [f"{j} {goes} while {m} jumps"], "actor", jumping),
         "agent_random": Claim(f"{m} {goes}", [f"{the(absent)} {goes}"], "attribute", jumping),
         "action_manner": manner,
@@ -388,22 +407,10 @@ def episode(mover: Actor, jumper: Actor, direction: str = "right", count: int = 
         "coref": Claim(f"the shape that jumps is also the one that {returns}",
                        [f"the shape that {goes} is also the one that {returns}"], "actor", "(Ev1, Ev2)"),
         "control": Claim(f"{m} {goes}", [], "control", jumping),
-        "TN": Claim(f"{j} moves slowly {TOWARDS[back]} {then} {m} {goes}",
-                    [f"{j} moves quickly {TOWARDS[direction]} {then} {m} {goes}",
-                     f"{j} turns {recolour} {then} {m} {goes}", f"{j} stays still {then} {m} {goes}",
-                     f"{j} turns {later} {then} {m} {goes}"], "action",
-                    question=f"what does {j} do {then} {m} {goes}",
-                    answers=[f"move slowly {TOWARDS[back]}", f"move quickly {TOWARDS[direction]}",
-                             f"turn {recolour}", "stay still", f"turn {later}"]),
+        "TN": _asked(x, y, clause[y], then, true=later_act[x], phrases=phrases),
         "TP": Claim(f"{j} jumps exactly {times(count)} {counted} {j} {returns}",
                     [f"{j} jumps exactly {times(k)} {counted} {j} {returns}" for k in range(1, 6) if k != count],
                     "count", question=f"how many times does {j} jump {counted} it {returns}",
                     answers=[NUMBERS[count]] + [NUMBERS[k] for k in range(1, 6) if k != count]),
-        "TC": Claim(f"{j} jumps while {m} {goes}",
-                    [f"{j} turns {recolour} while {m} {goes}", f"{j} stays still while {m} {goes}",
-                     f"{j} moves quickly {TOWARDS[direction]} while {m} {goes}",
-                     f"{j} turns {later} while {m} {goes}"], "action",
-                    question=f"what does {j} do while {m} {goes}",
-                    answers=["jump", f"turn {recolour}", "stay still", f"move quickly {TOWARDS[direction]}",
-                             f"turn {later}"]),
+        "TC": _asked(x, y, clause[y], "while", true=during[x], phrases=phrases),
     })

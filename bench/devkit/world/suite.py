@@ -20,7 +20,7 @@ from bench import registry
 from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.paths import data_home
 
-VERSION = "8"  # bump whenever the generated files change
+VERSION = "9"  # bump whenever the generated files change
 STAMP = "SAMPLE_VERSION"
 
 
