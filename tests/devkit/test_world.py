@@ -232,8 +232,8 @@ def test_no_word_tells_the_true_text_from_a_false_one_across_the_full_suite(full
 
 
 def test_atp_hard_count_foils_say_a_smaller_number_as_often_as_a_larger_one(full_plan):
-    """The world's ATP-Hard count questions (answers one to five) draw the true count from one to five too; from one
-    to four (before suite 9) the foils said the larger number 10 times in 16."""
+    """The world's ATP-Hard count questions (answers one to five) count one to five jumps in turn; counting one to four
+    (before suite 9), their foils said the larger number 144 times in 200."""
     sets, _ = full_plan
     number = {word: n for n, word in stories.NUMBERS.items()}
     larger = collections.Counter()
