@@ -154,9 +154,14 @@ def _counting_rule_broken(records) -> list[str]:
     return broken
 
 
+def _counting_records(folder: Path) -> list[tuple[str, dict]]:
+    """(key, record) of every ViLMA counting file in ``folder`` whose windows are in seconds."""
+    return [(key, record) for path in sorted(folder.glob("counting-*-spelled-sec.json"))
+            for key, record in json.loads(path.read_text()).items()]
+
+
 def test_vilmas_counting_subtests_put_the_small_numbers_where_the_paper_does(suite):
-    records = [(key, record) for path in sorted(suite["vilma"].data_path.glob("counting-*-sec.json"))
-               for key, record in json.loads(path.read_text()).items()]
+    records = _counting_records(suite["vilma"].data_path)
     assert {key.split("-")[1] for key, _ in records} == {"easy", "hard"}
     assert _counting_rule_broken(records) == []
     for key, record in records:  # the caption and the foil say the numbers the record's classes give
@@ -167,8 +172,7 @@ def test_vilmas_counting_subtests_put_the_small_numbers_where_the_paper_does(sui
 
 def test_the_counting_rule_is_the_released_files_rule(realdata):
     """The world's rule is the one every released counting record follows (959 easy, 895 difficult)."""
-    records = [(key, record) for path in sorted((realdata / "vilma").glob("counting-*-spelled-sec.json"))
-               for key, record in json.loads(path.read_text()).items()]
+    records = _counting_records(realdata / "vilma")
     if not records:
         pytest.skip("ViLMA's counting files are not among the real annotation files")
     assert _counting_rule_broken(records) == []

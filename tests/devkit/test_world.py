@@ -19,7 +19,7 @@ from bench.devkit.world.split import training_split
 from bench.devkit.world.stories import FOIL_TYPES, Story
 from bench.loaders import load
 from bench.registry import names
-from world_reader import Reader
+from world_reader import NUMBER_WORDS, Reader
 
 REQUIRED = ("order", "direction", "action", "attribute", "count", "relation")
 DRAWS = 8  # scenes drawn per story kind
@@ -203,6 +203,10 @@ def test_the_full_suite_has_every_subtest_and_hundreds_of_items_per_foil_type(fu
         assert 1.96 * math.sqrt(0.25 / per_type[foil_type]) <= 0.055, (foil_type, per_type[foil_type])
 
 
+def _words(text: str) -> list[str]:
+    return re.findall("[a-z]+", text.lower())
+
+
 def test_no_word_tells_the_true_text_from_a_false_one_across_the_full_suite(full_plan):
     """Over every main item of the full suite, each word that is in the true text and not a false one (or the other
     way round) is about as often the true text's as a false one's: none three times as often, as "stays still",
@@ -217,10 +221,10 @@ def test_no_word_tells_the_true_text_from_a_false_one_across_the_full_suite(full
             for row in item.truth:
                 if len(row) != 1:
                     continue
-                true = set(re.findall("[a-z]+", item.texts[row[0]].lower()))
+                true = set(_words(item.texts[row[0]]))
                 for k, text in enumerate(item.texts):
                     if k not in row:
-                        false = set(re.findall("[a-z]+", text.lower()))
+                        false = set(_words(text))
                         for word in true - false:
                             said[word]["true"] += 1
                         for word in false - true:
@@ -235,11 +239,10 @@ def test_atp_hard_count_foils_say_a_smaller_number_as_often_as_a_larger_one(full
     """The world's ATP-Hard count questions (answers one to five) count one to five jumps in turn; counting one to four
     (before suite 9), their foils said the larger number 144 times in 200."""
     sets, _ = full_plan
-    number = {word: n for n, word in stories.NUMBERS.items()}
     larger = collections.Counter()
     for item in load("videocon", sets["videocon"].data_path, **sets["videocon"].loader_options):
         if item.subset == "atp_hard" and item.labels["foil_type"] == "count":
-            counts = [next(number[w] for w in re.findall("[a-z]+", t.lower()) if w in number) for t in item.texts]
+            counts = [next(NUMBER_WORDS[w] for w in _words(t) if w in NUMBER_WORDS) for t in item.texts]
             true = counts[item.truth[0][0]]
             larger.update(c > true for c in counts if c != true)
     assert larger.total() >= 100
