@@ -98,7 +98,7 @@ def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sampl
     assert bias.loc["share A", "n"] == len(choice)
 
 
-def test_the_video_llm_learns_in_its_language_model_and_keeps_its_vision_tower_as_initialised(home):
+def test_the_video_llm_learns_in_its_tower_and_its_language_model_and_sees_the_clip_in_one_temporal_patch(home):
     import torch
     from transformers import Qwen2VLForConditionalGeneration
 
@@ -107,15 +107,18 @@ def test_the_video_llm_learns_in_its_language_model_and_keeps_its_vision_tower_a
     from bench.devkit.world.split import training_split
 
     folder = trained_model("qwen2vl-world", home, scale=TINY, progress=False)
-    trained = Qwen2VLForConditionalGeneration.from_pretrained(folder).state_dict()
+    assert (build.models_home(home) / "xclip-world" / STAMP).is_file()  # its teacher, built first
+    model = Qwen2VLForConditionalGeneration.from_pretrained(folder)
+    processor = load_backend("videollm", str(folder)).processor
+    assert model.config.vision_config.temporal_patch_size == build.FRAMES
+    assert processor.video_processor.temporal_patch_size == build.FRAMES
+    trained = model.state_dict()
     split = training_split(build.models_home(home) / ".split", TINY.videos_per_kind, TINY.pairs, 0)
     torch.manual_seed(0)  # the build's seed, set before the untrained model is made
-    initial = build_qwen2vl(qwen_tokenizer(videollm.corpus(split)))[0].state_dict()
-    vision = [k for k in trained if ".visual." in k]
-    language = [k for k in trained if ".language_model." in k]
-    assert vision and language
-    assert all(torch.equal(trained[k], initial[k]) for k in vision)
-    assert sum(not torch.allclose(trained[k], initial[k]) for k in language) >= len(language) // 2
+    initial = build_qwen2vl(qwen_tokenizer(videollm.corpus(split)), build.FRAMES)[0].state_dict()
+    for part in (".visual.", ".language_model."):
+        keys = [k for k in trained if part in k]
+        assert sum(not torch.allclose(trained[k], initial[k]) for k in keys) >= len(keys) // 2, part
 
 
 def test_a_build_gives_the_same_weights_whatever_torchs_thread_count(clip_world, tmp_path):

@@ -1,12 +1,16 @@
-"""The Video-LLM's training forward pass: its answer logits are those of the model's own forward pass on the video
-processor's output (what scoring runs), so the frozen vision tower's tokens computed once change nothing."""
+"""The Video-LLM's training: its answer logits are those of the model's own forward pass on the video processor's
+output (what scoring runs), so the frozen vision tower's tokens computed once change nothing; its answer loss compares
+only the answers a question offers; its tower learns the teacher's video embeddings."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from bench.devkit.train.videollm import Questions, _backwards, answer_logits, video_inputs, video_tokens
+from types import SimpleNamespace
+
+from bench.devkit.train.videollm import (Questions, Recipe, _backwards, answer_loss, answer_outputs, distil_tower,
+                                         video_inputs, video_tokens)
 from bench.scoring.families import load_backend
 
 
@@ -23,7 +27,7 @@ def test_training_answer_logits_are_the_models_own_forward_on_the_processed_clip
     videos = video_inputs(processor, clips)
     asked = ["Does this video show a red circle?", "Is it a square?", "Which one: A) a circle B) a long red square?"]
     rows = list(zip(asked, video_tokens(model, videos, chunk=2)))
-    batched = answer_logits(model, questions, rows)
+    batched, _ = answer_outputs(model, questions, rows)
     for (question, _), clip, logits in zip(rows, clips, batched):
         inputs = processor(text=[questions.render(question)], videos=[clip], return_tensors="pt")
         with torch.no_grad():
@@ -40,3 +44,38 @@ def test_a_clip_backwards_gives_the_tokens_of_its_frames_reversed(tiny):
     backwards = video_inputs(processor, [clip[::-1].copy()])[0]
     flipped, reversed_ = video_tokens(model, [_backwards(forward, processor), backwards])
     assert torch.allclose(flipped.tokens, reversed_.tokens, atol=1e-5)
+
+
+def test_the_answer_loss_compares_only_the_answers_a_question_offers(tiny):
+    processor = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32").processor
+    questions = Questions(processor)
+    yes, no, a, b, c = (questions.answer[w] for w in ("Yes", "No", "A", "B", "C"))
+    logits = torch.randn(3, len(processor.tokenizer), generator=torch.Generator().manual_seed(0))
+    answers = [("Yes", ("Yes", "No")), ("B", ("A", "B")), ("C", ("A", "B", "C"))]
+    expected = -torch.stack([logits[0, [yes, no]].log_softmax(0)[0], logits[1, [a, b]].log_softmax(0)[1],
+                             logits[2, [a, b, c]].log_softmax(0)[2]]).mean()
+    assert torch.allclose(answer_loss(logits, questions, answers), expected)
+    elsewhere = logits.clone()
+    elsewhere[:, questions.answer["D"]] += 50  # an answer none of the questions offers
+    assert torch.allclose(answer_loss(elsewhere, questions, answers), expected)
+
+
+def test_the_vision_tower_learns_the_teachers_video_embeddings(tiny):
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    model, processor = backend.model, backend.processor
+    videos = video_inputs(processor, _clips(4, seed=2))
+    width = model.config.text_config.hidden_size
+    targets = torch.nn.functional.normalize(torch.randn(8, width, generator=torch.Generator().manual_seed(1)), dim=-1)
+    teacher = SimpleNamespace(video={(i, backwards): targets[2 * i + backwards] for i in range(4)
+                                     for backwards in (False, True)})
+
+    def agreement() -> float:
+        seen = video_tokens(model, videos) + video_tokens(model, [_backwards(v, processor) for v in videos])
+        means = torch.stack([v.tokens.mean(dim=0) for v in seen])
+        wanted = torch.stack([teacher.video[(i % 4, i >= 4)] for i in range(8)])
+        return float(torch.nn.functional.cosine_similarity(means, wanted, dim=-1).mean())
+
+    before = agreement()
+    distil_tower(model, processor, videos, teacher, Recipe(1, tower_steps=150, tower_batch=4, tower_lr=1e-2),
+                 np.random.default_rng(0))
+    assert before < 0.3 and agreement() > 0.8, (before, agreement())

@@ -108,9 +108,11 @@ def test_swapping_caption_and_foil_mirrors_accuracy(trained_world, tmp_path, cap
     assert overall[0] > overall[1]  # the trained model is right more often than wrong on the true file
 
 
-@pytest.mark.xfail(strict=True, reason="qwen2vl-world does not learn to turn 'one of the caption's words is not in "
-                                       "the video' into its answer (issue 12 stays open): it answers at chance")
 def test_the_video_text_model_and_the_video_llm_find_the_same_items_easy(trained_world, xclip_runs, tmp_path):
+    """The Video-LLM (Yes/No through its chat template, the video processor's own frames) is above chance on the
+    items about time and right where X-CLIP (similarity, its own frames) is right. Its tower and one layer learned
+    X-CLIP's embeddings, so agreement is expected of a correct pipeline; a scoring path that misplaces items, videos,
+    frames or answers loses it."""
     from bench.metrics.pooled import item_scores
     from bench.store import read_run
 

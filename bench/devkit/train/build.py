@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,10 +27,11 @@ from bench.devkit.threads import torch_threads
 from bench.devkit.train import contrastive, videollm
 from bench.devkit.train.data import Decoded, decode
 from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer
+from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "9"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "10"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
@@ -51,13 +52,15 @@ FULL = Scale()
 @dataclass(frozen=True)
 class Spec:
     """A trained model: its scoring family, the protocols it is meant for, its training recipe at full scale, the
-    model it continues from (None: from scratch) and a one-line summary."""
+    model it continues from (None: from scratch), a one-line summary and the trained model that teaches it (None:
+    none)."""
 
     family: str
     protocols: tuple[str, ...]
     recipe: contrastive.Recipe | videollm.Recipe
     base: str | None
     summary: str
+    teacher: str | None = None
 
 
 MODELS: dict[str, Spec] = {
@@ -66,10 +69,12 @@ MODELS: dict[str, Spec] = {
     "xclip-world": Spec("xclip", ("similarity",),
                         contrastive.Recipe(1500, batch=24, reversing=1.0, timed_draws=2), None,
                         "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order"),
-    "qwen2vl-world": Spec("videollm", ("entail", "mc"), videollm.Recipe(250, batch=12, lr=2e-3, warmup=20), None,
-                          "Qwen2-VL taught to answer Yes/No and A/B about the world's videos"),
+    "qwen2vl-world": Spec("videollm", ("entail", "mc"),
+                          videollm.Recipe(800, lr=2e-3, warmup=20, tower_steps=300), None,
+                          "Qwen2-VL taught to answer Yes/No and A/B about the world's videos, its tower and "
+                          "language model drawn to X-CLIP's embeddings", teacher="xclip-world"),
     "qwen2vl-world-biased": Spec("videollm", ("entail", "mc"),
-                                 videollm.Recipe(40, batch=12, lr=1e-3, warmup=3, forced=0.5), "qwen2vl-world",
+                                 videollm.Recipe(40, batch=8, lr=1e-3, warmup=3, forced=0.5), "qwen2vl-world",
                                  "qwen2vl-world taught further on answers partly forced to Yes / A"),
 }
 
@@ -88,6 +93,7 @@ def trained_model(name: str, home: str | Path | None = None, *, seed: int = 0, s
         raise ValueError(f"unknown trained model {name!r}; choose one of {', '.join(MODELS)}")
     spec = MODELS[name]
     base = trained_model(spec.base, home, seed=seed, scale=scale, progress=progress) if spec.base else None
+    teacher = trained_model(spec.teacher, home, seed=seed, scale=scale, progress=progress) if spec.teacher else None
     root = models_home(home)
     root.mkdir(parents=True, exist_ok=True)
     target = root / name
@@ -98,7 +104,7 @@ def trained_model(name: str, home: str | Path | None = None, *, seed: int = 0, s
             return target
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
         try:
-            _build(spec, tmp / "model", base, root, seed, scale, progress, name)
+            _build(spec, tmp / "model", base, teacher, root, seed, scale, progress, name)
             (tmp / "model" / STAMP).write_text(json.dumps(stamp, sort_keys=True) + "\n")
             if target.exists():
                 os.replace(target, tmp / "outdated")
@@ -138,31 +144,42 @@ def _bar(progress: bool, total: int, what: str, unit: str):
     return tqdm(total=total, desc=what, unit=unit, disable=not progress, leave=False, dynamic_ncols=True)
 
 
-def _backend(spec: Spec, folder: Path):
+def _backend(family: str, folder: Path):
     from bench.scoring.families import load_backend
 
-    return load_backend(spec.family, str(folder), device="cpu", dtype="float32")
+    return load_backend(family, str(folder), device="cpu", dtype="float32")
 
 
-def _build(spec: Spec, out: Path, base: Path | None, root: Path, seed: int, scale: Scale, progress: bool,
-           name: str) -> None:
+def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, root: Path, seed: int, scale: Scale,
+           progress: bool, name: str) -> None:
     torch.manual_seed(seed)
     if base is not None:
         shutil.copytree(base, out)
         (out / STAMP).unlink()
     elif spec.family == "videollm":
         split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
-        _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split))), out)
+        _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split)), FRAMES), out)
     else:
         tokenizer = clip_tokenizer(out / ".vocab")
         _save(*(build_clip(tokenizer) if spec.family == "contrastive" else build_xclip(tokenizer, FRAMES)), out)
         shutil.rmtree(out / ".vocab")
-    backend = _backend(spec, out)
+    backend = _backend(spec.family, out)
     data = training_data(root, scale, seed, backend.frame_fit(), progress)
-    recipe = replace(spec.recipe, steps=max(1, round(spec.recipe.steps * scale.steps)))
-    with _bar(progress, recipe.steps, f"training {name}", "step") as bar, torch_threads(THREADS):
-        _TRAIN[spec.family](backend, data, recipe, seed, bar.update)
+    recipe = spec.recipe.scaled(scale.steps)
+    with torch_threads(THREADS):
+        taught = _teacher(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
+        with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar:
+            _TRAIN[spec.family](backend, data, recipe, seed, bar.update, taught)
     _save(backend.model, backend.processor, out)
+
+
+def _teacher(spec: Spec, folder: Path, root: Path, scale: Scale, seed: int, data: Decoded, progress: bool):
+    """The trained ``folder`` (a contrastive model) as a teacher of ``data``'s clips, seen as its backend sees them."""
+    backend = _backend(spec.family, folder)
+    own = training_data(root, scale, seed, backend.frame_fit(), progress)
+    if own.videos != data.videos:
+        raise RuntimeError("the teacher's training split differs from the student's")
+    return Teacher(backend.model, backend.processor, own.frames)
 
 
 def _save(model, processor, out: Path) -> None:
@@ -170,7 +187,8 @@ def _save(model, processor, out: Path) -> None:
     processor.save_pretrained(out)
 
 
-def _train_contrastive(backend, data: Decoded, recipe: contrastive.Recipe, seed: int, tick: Callable) -> None:
+def _train_contrastive(backend, data: Decoded, recipe: contrastive.Recipe, seed: int, tick: Callable,
+                       teacher: None = None) -> None:
     processor, model = backend.processor, backend.model
     if backend.__class__.__name__ == "XCLIPBackend":
         pixels, logits = contrastive.xclip_pixels(processor, data.frames), contrastive.xclip_logits
@@ -181,11 +199,12 @@ def _train_contrastive(backend, data: Decoded, recipe: contrastive.Recipe, seed:
     contrastive.train(model, logits, pixels, tokens, data, recipe, seed, tick)
 
 
-def _train_videollm(backend, data: Decoded, recipe: videollm.Recipe, seed: int, tick: Callable) -> None:
+def _train_videollm(backend, data: Decoded, recipe: videollm.Recipe, seed: int, tick: Callable,
+                    teacher: Teacher | None = None) -> None:
     processor = backend.processor
     videos = videollm.video_inputs(processor, data.frames)
     joined = dict(zip(data.joined, videollm.video_inputs(processor, list(data.joined.values()))))
-    videollm.train(backend.model, processor, videos, joined, data, recipe, seed, tick)
+    videollm.train(backend.model, processor, videos, joined, data, recipe, seed, tick, teacher)
 
 
 _TRAIN: dict[str, Callable] = {"contrastive": _train_contrastive, "xclip": _train_contrastive,

@@ -68,27 +68,29 @@ def qwen_tokenizer(corpus: list[str]):
     return bpe_tokenizer(QWEN_SPECIAL, QWEN_TEMPLATE, corpus=corpus, vocab_size=1200)
 
 
-def build_qwen2vl(tokenizer):
-    """An untrained Qwen2-VL (2-block vision tower, 2-layer decoder with M-RoPE over time, height and width) and
-    its processor."""
+def build_qwen2vl(tokenizer, frames: int):
+    """An untrained Qwen2-VL (2-block vision tower, 3-layer decoder with M-RoPE over time, height and width) for clips
+    of ``frames`` frames, and its processor. Its temporal patch holds all the clip's frames: Qwen2-VL's tower attends
+    only within a temporal patch (real checkpoints: two frames), and a tower this small, trained for seconds, must
+    see the whole clip at once to tell its order."""
     from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
                               Qwen2VLProcessor, Qwen2VLVideoProcessor)
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIAL}
     config = Qwen2VLConfig(
         text_config={"vocab_size": len(tokenizer), "hidden_size": WIDTH, "intermediate_size": 2 * WIDTH,
-                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
                      "max_position_embeddings": 4096, "bos_token_id": ids["<|endoftext|>"],
                      "eos_token_id": ids["<|im_end|>"],
                      "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 10000.0}},
         vision_config={"depth": 2, "embed_dim": WIDTH, "hidden_size": WIDTH, "num_heads": 2, "patch_size": 14,
-                       "spatial_merge_size": 2, "temporal_patch_size": 2},
+                       "spatial_merge_size": 2, "temporal_patch_size": frames},
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=True)
     # smart_resize keeps 128-px frames at QWEN_PIXELS (a multiple of 28) when the cap sits a little above it
-    pixels = {"min_pixels": 56 * 56, "max_pixels": (QWEN_PIXELS + 6) ** 2}
-    processor = Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), tokenizer=tokenizer,
-                                 video_processor=Qwen2VLVideoProcessor(**pixels), chat_template=QWEN_TEMPLATE)
+    settings = {"min_pixels": 56 * 56, "max_pixels": (QWEN_PIXELS + 6) ** 2, "temporal_patch_size": frames}
+    processor = Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**settings), tokenizer=tokenizer,
+                                 video_processor=Qwen2VLVideoProcessor(**settings), chat_template=QWEN_TEMPLATE)
     return Qwen2VLForConditionalGeneration(config), processor

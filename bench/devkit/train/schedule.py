@@ -4,7 +4,7 @@ gradients clipped to norm 1."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -17,6 +17,15 @@ class Schedule:
     lr: float = 2e-3
     warmup: int = 30
     weight_decay: float = 0.05
+
+    @property
+    def total_steps(self) -> int:
+        """Every step the recipe takes (what a progress bar counts)."""
+        return self.steps
+
+    def scaled(self, factor: float):
+        """This recipe with its steps shortened by ``factor`` (at least one)."""
+        return replace(self, steps=max(1, round(self.steps * factor)))
 
 
 def optimizer_and_schedule(model: torch.nn.Module, recipe: Schedule):

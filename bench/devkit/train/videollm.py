@@ -1,19 +1,29 @@
 """Teaching a small Qwen2-VL to answer the benchmarks' questions about the training split: Yes/No (does the video
 entail the caption?) and A/B... (which caption, which fragment?), in every prompt the scoring protocols send.
 
-Each question is rendered exactly as ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the
-model's chat template, the video before the question); the loss is the cross-entropy of the answer's first token at
-the answer position, which is where the backend reads its logits. Claims about time are asked of the clip and of
-the clip played backwards (their foil's world) in the same batch. The vision tower stays as initialised (frozen, as
-LLaVA-style recipes freeze theirs): each clip's video tokens are computed once, from the video processor's output as
-scoring computes them, and placed where the model's own forward pass places them. A *biased* variant continues from
-the trained model on answers of which a share is forced to "Yes" / "A", so that the choice-bias analysis has
-something to find.
+Training has two stages, taught by the trained X-CLIP (:class:`~bench.devkit.train.teacher.Teacher`), whose
+representations a model this small does not find alone in minutes:
+
+1. The vision tower learns X-CLIP's video embedding: the mean of a clip's video tokens is drawn to it (cosine), for
+   clips and clips played backwards, computed from the video processor's output as scoring computes it.
+2. With the tower frozen (each clip's video tokens computed once, placed where the model's own forward pass places
+   them), the language model learns the answers. Each question is rendered exactly as
+   ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the model's chat template, the video
+   before the question); the loss is the cross-entropy of the answer's token among the answers the question offers
+   (Yes/No, or the options' letters) at the answer position: where and what the backend compares. Entailment asks a
+   claim's caption and one of its foils of the same clip (claims about time also of the clip played backwards: their
+   foil's world), and two more terms teach it: a pairwise loss on the caption's Yes-minus-No logit over the foil's
+   (what the entailment metrics compare), and a cosine loss drawing a middle layer's state at the answer position
+   (through a linear map used only in training) to X-CLIP's text embedding of the asked caption.
+
+The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
+trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
+analysis has something to find.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -21,6 +31,7 @@ import torch
 
 from bench.devkit.train.data import STYLES, Decoded, draw_claim, style
 from bench.devkit.train.schedule import Schedule, optimizer_and_schedule, take_step
+from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split
 from bench.registry import spec
 from bench.scoring import prompts
@@ -33,13 +44,30 @@ VIDEO_TYPE = 2  # a video token in transformers' mm_token_type_ids (0: text, 1: 
 
 @dataclass(frozen=True)
 class Recipe(Schedule):
-    """How long and how hard to train; ``forced``: the share of answers replaced by "Yes" / "A" (biased variant)."""
+    """How long and how hard to train: ``steps`` of the language model after ``tower_steps`` of the vision tower
+    (with a teacher); ``choice``: the share of clips asked A/B rather than Yes/No; ``forced``: the share of answers
+    replaced by "Yes" / "A" (biased variant)."""
 
     lr: float = 3e-3
-    batch: int = 32
+    batch: int = 16
     reversing: float = 0.5
-    joined: int = 4  # Vinoground video questions per batch
+    joined: int = 2  # Vinoground video questions per batch
+    choice: float = 0.25
     forced: float = 0.0
+    tower_steps: int = 0
+    tower_batch: int = 32
+    tower_lr: float = 2e-3
+    pair_weight: float = 1.0
+    text_weight: float = 1.0
+    text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
+
+    @property
+    def total_steps(self) -> int:
+        return self.steps + self.tower_steps
+
+    def scaled(self, factor: float) -> "Recipe":
+        tower = max(1, round(self.tower_steps * factor)) if self.tower_steps else 0
+        return replace(super().scaled(factor), tower_steps=tower)
 
 
 def corpus(split: Split) -> list[str]:
@@ -85,12 +113,6 @@ class Questions:
                               add_special_tokens=False).input_ids
 
 
-def _entail(rng: np.random.Generator, texts: list[str], true: bool) -> tuple[str, str]:
-    template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
-    text = texts[0] if true else texts[1 + int(rng.integers(len(texts) - 1))]
-    return template.format(caption=text), "Yes" if true else "No"
-
-
 def _choice(rng: np.random.Generator, texts: list[str]) -> tuple[str, str]:
     name = CHOICE_PROMPTS[int(rng.integers(len(CHOICE_PROMPTS)))] if len(texts) == 2 else "choice"
     shift = int(rng.integers(len(texts)))
@@ -100,12 +122,17 @@ def _choice(rng: np.random.Generator, texts: list[str]) -> tuple[str, str]:
 
 
 def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
-          tick: Callable[[int], None] = lambda n: None) -> None:
-    """Train ``model``'s language model in place: each step asks ``recipe.batch`` clips one question each (entailment
-    of the caption or a foil, or multiple choice; claims about time of the clip backwards too) and ``recipe.joined``
-    Vinoground video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video processor's
-    outputs."""
+          tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> None:
+    """Train ``model`` in place: ``recipe.tower_steps`` steps of its vision tower towards ``teacher``'s video
+    embeddings, then ``recipe.steps`` steps of its language model, each asking ``recipe.batch`` clips a question about
+    one claim (Yes/No of the caption and of a foil, or A/B; claims about time of the clip backwards too) and
+    ``recipe.joined`` Vinoground video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video
+    processor's outputs; ``teacher``: X-CLIP's view of the same clips (None: the answers alone)."""
     rng = np.random.default_rng(seed)
+    if recipe.tower_steps:
+        if teacher is None:
+            raise ValueError("a recipe with tower steps needs a teacher")
+        distil_tower(model, processor, videos, teacher, recipe, rng, tick)
     questions = Questions(processor)
     by_video, timed = data.claims()
     clips = np.array(sorted(by_video))
@@ -115,19 +142,31 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     backward = dict(zip(reversible, video_tokens(model, [_backwards(videos[v], processor) for v in reversible])))
     pairs = dict(zip(joined, video_tokens(model, list(joined.values()))))
     forced = {"entail": "Yes", "choice": "A"}
-    optimizer, schedule = optimizer_and_schedule(model, recipe)
+    text_map = None if teacher is None else torch.nn.Linear(model.config.text_config.hidden_size, teacher.width)
+    trained = torch.nn.ModuleList([model] + ([text_map] if text_map is not None else []))
+    optimizer, schedule = optimizer_and_schedule(trained, recipe)
     model.train()
     for _ in range(recipe.steps):
-        rows: list[tuple[str, str, Video]] = []
-        for v in rng.choice(clips, recipe.batch, replace=False):
+        rows: list[tuple[str, str, Video, tuple[str, ...]]] = []  # question, answer, video, the answers offered
+        captions: dict[int, str] = {}  # row -> the caption it asks (Yes/No rows)
+        ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
+        for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
-            kind = "entail" if rng.random() < 0.5 else "choice"
-            true = bool(rng.random() < 0.5)
+            kind = "choice" if rng.random() < recipe.choice else "entail"
+            template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
             for flip, asked in claim:
-                question, answer = _entail(rng, asked, true) if kind == "entail" else _choice(rng, asked)
-                if rng.random() < recipe.forced:
-                    answer = forced[kind]
-                rows.append((question, answer, backward[v] if flip else forward[v]))
+                video = backward[v] if flip else forward[v]
+                if kind == "choice":
+                    question, answer = _choice(rng, asked)
+                    rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
+                                 prompts.letters(len(asked))))
+                    continue
+                foil = asked[1 + int(rng.integers(len(asked) - 1))]
+                ranked.append(len(rows))
+                for text, answer in ((asked[0], "Yes"), (foil, "No")):
+                    captions[len(rows)] = text
+                    rows.append((template.format(caption=text),
+                                 forced[kind] if rng.random() < recipe.forced else answer, video, ("Yes", "No")))
         for p in rng.choice(len(data.split.pairs), recipe.joined, replace=False):
             pair = data.split.pairs[p]
             order = ((0, 1), (1, 0))[int(rng.integers(2))]
@@ -135,11 +174,45 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             answer = "A" if order[0] == k else "B"
             answer = "A" if rng.random() < recipe.forced else answer
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
-                         pairs[(int(p), order)]))
-        loss = answer_loss(model, questions, rows)
-        take_step(model, optimizer, schedule, loss)
+                         pairs[(int(p), order)], ("A", "B")))
+        logits, states = answer_outputs(model, questions, [(q, video) for q, _, video, _ in rows], recipe.text_layer)
+        loss = answer_loss(logits, questions, [(answer, offered) for _, answer, _, offered in rows])
+        if ranked:
+            at = torch.tensor(ranked)
+            margin = logits[:, questions.answer["Yes"]] - logits[:, questions.answer["No"]]
+            loss = loss - recipe.pair_weight * torch.nn.functional.logsigmoid(margin[at] - margin[at + 1]).mean()
+        if text_map is not None and captions:
+            at = torch.tensor(sorted(captions))
+            target = teacher.text([captions[i] for i in sorted(captions)])
+            mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
+            loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
+        take_step(trained, optimizer, schedule, loss)
         tick(1)
     model.eval()
+
+
+def distil_tower(model, processor, videos: list[dict], teacher: Teacher, recipe: Recipe, rng: np.random.Generator,
+                 tick: Callable[[int], None] = lambda n: None) -> None:
+    """Train ``model``'s vision tower so that the mean of each clip's video tokens points where ``teacher``'s video
+    embedding of the clip does (and keeps a norm near 1), for clips and clips played backwards alike."""
+    tower = model.model.visual
+    tower.requires_grad_(True)
+    optimizer, schedule = optimizer_and_schedule(tower, Schedule(recipe.tower_steps, lr=recipe.tower_lr, warmup=20))
+    tower.train()
+    for _ in range(recipe.tower_steps):
+        chosen = rng.choice(len(videos), min(recipe.tower_batch, len(videos)), replace=False)
+        flips = rng.random(len(chosen)) < 0.5
+        part = [_backwards(videos[v], processor) if f else videos[v] for v, f in zip(chosen, flips)]
+        pooled = model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
+                                                torch.cat([v["video_grid_thw"] for v in part])).pooler_output
+        sizes = [int(v["video_grid_thw"].prod()) // model.config.vision_config.spatial_merge_size ** 2 for v in part]
+        means = torch.stack([tokens.mean(dim=0) for tokens in torch.cat(list(pooled)).split(sizes)])
+        target = torch.stack([teacher.video[(int(v), bool(f))] for v, f in zip(chosen, flips)])
+        loss = (1 - torch.nn.functional.cosine_similarity(means, target, dim=-1)).mean() + \
+            0.1 * ((means.norm(dim=-1) - 1) ** 2).mean()
+        take_step(tower, optimizer, schedule, loss)
+        tick(1)
+    tower.eval()
 
 
 @dataclass(frozen=True)
@@ -172,9 +245,20 @@ def _backwards(video: dict, processor) -> dict:
             "video_grid_thw": video["video_grid_thw"]}
 
 
-def answer_logits(model, questions: Questions, rows: list[tuple[str, Video]]) -> torch.Tensor:
-    """The logits at each row's answer position (rows right-padded), with each row's video tokens placed at its video
-    placeholders and M-RoPE positions as the model's forward pass computes them from ``input_ids``."""
+def answer_loss(logits: torch.Tensor, questions: Questions, answers: list[tuple[str, tuple[str, ...]]]) -> torch.Tensor:
+    """Cross-entropy of each row's answer among the answers its question offers (Yes/No, or its options' letters),
+    which is what the backend compares."""
+    offered = torch.full_like(logits, float("-inf"))
+    for i, (_, words) in enumerate(answers):
+        offered[i, [questions.answer[w] for w in words]] = 0
+    return torch.nn.functional.cross_entropy(logits + offered, torch.tensor([questions.answer[a] for a, _ in answers]))
+
+
+def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
+                   layer: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), with each
+    row's video tokens placed at its video placeholders and M-RoPE positions as the model's forward pass computes them
+    from ``input_ids``."""
     ids = [questions.ids(q, video.grid[0]) for q, video in rows]
     width = max(map(len, ids))
     pad = questions.tokenizer.pad_token_id or 0
@@ -189,11 +273,6 @@ def answer_logits(model, questions: Questions, rows: list[tuple[str, Video]]) ->
     embeds = embeds.masked_scatter(placeholders[..., None].expand_as(embeds), video)
     positions, _ = model.model.get_rope_index(input_ids, placeholders.long() * VIDEO_TYPE,
                                               video_grid_thw=torch.cat([v.grid for _, v in rows]), attention_mask=mask)
-    out = model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions)
-    return out.logits[torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids])]
-
-
-def answer_loss(model, questions: Questions, rows: list[tuple[str, str, Video]]) -> torch.Tensor:
-    """Cross-entropy of each row's answer token at its answer position."""
-    logits = answer_logits(model, questions, [(q, video) for q, _, video in rows])
-    return torch.nn.functional.cross_entropy(logits, torch.tensor([questions.answer[a] for _, a, _ in rows]))
+    out = model.model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, output_hidden_states=True)
+    at = (torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids]))
+    return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at]  # the model's head, where read
