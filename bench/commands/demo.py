@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         kinds = len({it.labels.get("foil_type") for it in items} - {None})
         print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
     phase_done("world")
-    print(f"2/4 the trained models, in {home / 'models'} (built on first use: about 4 minutes on 2 cores)")
+    print(f"2/4 the trained models, in {home / 'models'} (built on first use: about 5 minutes on 2 cores)")
     for name in dict.fromkeys(s.model for s in DEMO_RUNS.values()):
         trained_model(name, home, progress=progress)
         print(f"    {name}: {MODELS[name].summary}")
@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "demo", "the main job on the generated world, with trained models",
         "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
-        "part of it (first use only: about 4 minutes on 2 cores), score them on every benchmark, print accuracy "
+        "part of it (first use only: about 5 minutes on 2 cores), score them on every benchmark, print accuracy "
         "by foil type with intervals and the answer bias, and build the report of every paper's tables and "
         "figures.",
         "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")

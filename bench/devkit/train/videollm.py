@@ -58,7 +58,7 @@ class Recipe(Schedule):
     tower_batch: int = 32
     tower_lr: float = 2e-3
     pair_weight: float = 1.0
-    text_weight: float = 1.0
+    text_weight: float = 2.0
     text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
 
     @property
