@@ -182,8 +182,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             margin = logits[:, questions.answer["Yes"]] - logits[:, questions.answer["No"]]
             loss = loss - recipe.pair_weight * torch.nn.functional.logsigmoid(margin[at] - margin[at + 1]).mean()
         if text_map is not None and captions:
-            at = torch.tensor(sorted(captions))
-            target = teacher.text([captions[i] for i in sorted(captions)])
+            at = torch.tensor(list(captions))  # rows in the order they were added
+            target = teacher.text(list(captions.values()))
             mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
             loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
         take_step(trained, optimizer, schedule, loss)
@@ -203,10 +203,7 @@ def distil_tower(model, processor, videos: list[dict], teacher: Teacher, recipe:
         chosen = rng.choice(len(videos), min(recipe.tower_batch, len(videos)), replace=False)
         flips = rng.random(len(chosen)) < 0.5
         part = [_backwards(videos[v], processor) if f else videos[v] for v, f in zip(chosen, flips)]
-        pooled = model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
-                                                torch.cat([v["video_grid_thw"] for v in part])).pooler_output
-        sizes = [int(v["video_grid_thw"].prod()) // model.config.vision_config.spatial_merge_size ** 2 for v in part]
-        means = torch.stack([tokens.mean(dim=0) for tokens in torch.cat(list(pooled)).split(sizes)])
+        means = torch.stack([tokens.mean(dim=0) for tokens in _clip_tokens(model, part)])
         target = torch.stack([teacher.video[(int(v), bool(f))] for v, f in zip(chosen, flips)])
         loss = (1 - torch.nn.functional.cosine_similarity(means, target, dim=-1)).mean() + \
             0.1 * ((means.norm(dim=-1) - 1) ** 2).mean()
@@ -229,11 +226,14 @@ def video_tokens(model, videos: list[dict], chunk: int = 32) -> list[Video]:
     with torch.no_grad():
         for start in range(0, len(videos), chunk):
             part = videos[start:start + chunk]
-            grids = torch.cat([v["video_grid_thw"] for v in part])
-            pooled = model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
-                                                    grids).pooler_output
-            out += [Video(t, g[None]) for t, g in zip(pooled, grids)]
+            out += [Video(tokens, v["video_grid_thw"]) for tokens, v in zip(_clip_tokens(model, part), part)]
     return out
+
+
+def _clip_tokens(model, part: list[dict]) -> tuple[torch.Tensor, ...]:
+    """The vision tower's tokens of each processed clip of ``part``, in one pass (transformers splits them by clip)."""
+    return model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
+                                          torch.cat([v["video_grid_thw"] for v in part])).pooler_output
 
 
 def _backwards(video: dict, processor) -> dict:
