@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
-from bench.commands.options import add_command
+from bench.commands.options import add_command, parse_options
 
 
 def _frames(args: argparse.Namespace) -> int:
@@ -40,20 +42,38 @@ def _score(args: argparse.Namespace) -> int:
     from bench.devkit.perf.score import measure, measure_realistic
     from bench.scoring.runner import resolve_device
 
+    batch_sizes = _numbers(args.batch_size, "--batch-size")
     if args.ranks:
         from bench.devkit.perf.ranks import measure as ranks
 
-        ranks(args.ranks, args.items, args.frames, args.batch_size)
+        ranks(args.ranks, args.items, args.frames, batch_sizes[0])
         return 0
     if not args.realistic:
-        measure(args.frames, args.batch_size)
+        measure(args.frames, batch_sizes[0])
         return 0
     device = resolve_device(args.device)
     if not device.startswith("cuda"):
         print(f"note: --realistic on {device}: models at their released sizes are slow off a GPU", file=sys.stderr)
-    measure_realistic(_models(args.models, MODELS), device, args.dtype, args.frames, args.batch_size, args.copies,
-                      _size(args.video_size))
+    found = measure_realistic(_models(args.models, MODELS), device, args.dtype, args.frames,
+                              batch_sizes, args.copies, _size(args.video_size),
+                              _workers(args.workers), args.fp32_check, parse_options(args.backend_option))
+    if args.json:
+        Path(args.json).write_text(json.dumps(found, indent=1))
     return 0
+
+
+def _numbers(text: str, option: str) -> tuple[int, ...]:
+    try:
+        found = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        found = ()
+    if not found or min(found) < 1:
+        raise ValueError(f"{option} takes positive integers separated by commas, got {text!r}")
+    return found
+
+
+def _workers(text: str) -> tuple[int | None, ...]:
+    return tuple(None if n.strip() == "auto" else _numbers(n, "--workers")[0] for n in text.split(","))
 
 
 def _pipeline(args: argparse.Namespace) -> int:
@@ -98,7 +118,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "examples:\n  foilbench perf score --frames 8 --batch-size 16\n"
         "  foilbench perf score --realistic --device cuda --copies 40")
     score.add_argument("--frames", type=int, default=8, help="frames per clip (default 8)")
-    score.add_argument("--batch-size", type=int, default=16, help="our batch size (default 16)")
+    score.add_argument("--batch-size", default="16",
+                       help="our batch size (default 16); --realistic: several, comma-separated, each timed")
+    score.add_argument("--workers", default="auto",
+                       help="--realistic: decode workers, comma-separated, each timed (default auto: one per core)")
+    score.add_argument("--fp32-check", action="store_true",
+                       help="--realistic: score again in float32 and print the rank agreement with 16-bit scores")
+    score.add_argument("-b", "--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="--realistic: a backend option for our runner, as in foilbench score (repeatable)")
+    score.add_argument("--json", metavar="FILE", help="--realistic: also write the measurements to FILE as JSON")
     score.add_argument("--realistic", action="store_true", help="models at their released sizes (for a GPU)")
     score.add_argument("--device", default="auto", help="--realistic: auto, cuda, cuda:1, cpu (default auto)")
     score.add_argument("--dtype", default="auto", choices=["auto", "float32", "float16", "bfloat16"],

@@ -4,11 +4,14 @@ with shrunken models."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -90,12 +93,41 @@ def test_perf_score_realistic_runs_end_to_end_with_shrunken_models(monkeypatch, 
     measured = score.measure_realistic
     monkeypatch.setattr(score, "measure_realistic",
                         lambda *a, **k: measured(*a, overrides=TINY, root=tmp_path, **k))
+    out_json = tmp_path / "perf.json"
     assert main(["perf", "score", "--realistic", "--device", "cpu", "--models", "qwen2vl-2b", "--copies", "1",
-                 "--frames", "2"]) == 0
+                 "--frames", "2", "--batch-size", "2,4", "--dtype", "bfloat16", "--fp32-check",
+                 "-b", "reuse=auto", "--json", str(out_json)]) == 0
     out = capsys.readouterr()
-    ratio = re.search(r"qwen2vl-2b\s+entail\s+ours\s+[\d.]+ rows/s .* ratio\s+([\d.]+)x", out.out)
-    assert ratio and float(ratio.group(1)) > 0
+    ratios = re.findall(r"qwen2vl-2b\s+entail\s+ours\s+[\d.]+ rows/s .* batch\s+(\d+) workers auto\s+ratio\s+([\d.]+)x",
+                        out.out)
+    assert [int(b) for b, _ in ratios] == [2, 4] and all(float(r) > 0 for _, r in ratios)
     assert "GPU busy fraction not measured: the device is cpu" in out.out and "slow off a GPU" in out.err
+    assert re.search(r"qwen2vl-2b\s+built and saved in [\d.]+ s; naive loop next", out.out)
+    assert "KV-reuse self-check: passed (" in out.out
+    found = json.loads(out_json.read_text())
+    assert [r["batch_size"] for r in found] == [2, 4]
+    agreement = found[-1]["fp32"]
+    assert agreement["pairs"] == found[-1]["rows"] and agreement["spearman"] > 0.9
+    assert f"16-bit against float32 on {agreement['pairs']} pairs" in out.out
+
+
+def test_fp32_agreement_compares_the_same_pairs_and_the_preferred_text(tmp_path):
+    from bench.devkit.perf import score
+
+    def run(folder, scores):
+        pair = pd.DataFrame({"item_id": ["a", "a", "b", "b"], "clip": 0, "text": [0, 1, 0, 1], "score": scores})
+        return types.SimpleNamespace(pair=pair, manifest={"name": folder})
+
+    runs = {"low": run("low", [0.9, 0.1, 0.4, 0.6]), "high": run("high", [0.8, 0.2, 0.7, 0.3])}
+    original = score.read_run
+    try:
+        score.read_run = lambda folder: runs[str(folder)]
+        found = score._fp32_agreement(Path("low"), Path("high"))
+    finally:
+        score.read_run = original
+    assert found["pairs"] == 4 and found["same_top"] == 0.5
+    assert found["max_abs_diff"] == pytest.approx(0.3)
+    assert found["spearman"] == pytest.approx(1 - 6 * 2 / (4 * 15))  # rank differences 0, 0, 1, 1
 
 
 def test_perf_pipeline_prints_per_core_rates_and_the_margin(capsys):

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 from bench.config import DataSource, ScoreConfig
 from bench.devkit.perf.gpu import BusySampler
 from bench.frames import policy, sample_frames
@@ -58,15 +60,18 @@ def naive(family: str, protocol_name: str, model: str, sources: list[DataSource]
 
 
 def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: int, out: Path,
-         batch_size: int, device: str = "cpu", dtype: str = "auto") -> int:
-    """The runner, as ``foilbench score`` runs it."""
+         batch_size: int, device: str = "cpu", dtype: str = "auto", workers: int | None = None,
+         options: dict | None = None) -> int:
+    """The runner, as ``foilbench score`` runs it (``workers`` None: one decode worker per core; ``options``: the
+    backend options of ``-b KEY=VALUE``)."""
     from bench.scoring.runner import score
 
     requests = 0
     for source in sources:
         run = score(ScoreConfig(source, model, family=family, protocol=protocol, frames=f"uniform:k={k}",
-                                batch_size=batch_size, device=device, dtype=dtype,
-                                out=out / f"{source.benchmark}-{protocol}", progress=False))
+                                batch_size=batch_size, device=device, dtype=dtype, workers=workers,
+                                options=dict(options or {}), out=out / f"{source.benchmark}-{protocol}",
+                                progress=False))
         found = read_run(run)
         requests += len(found.pair) + len(found.choice)
     return requests
@@ -106,12 +111,41 @@ def _busy(sampler: BusySampler) -> str:
     return "   -" if sampler.fraction is None else f"{sampler.fraction:4.0%}"
 
 
+def _scores(folder: Path) -> tuple[pd.Series, dict]:
+    """A run's pair scores indexed by (item, clip, text), and its manifest."""
+    found = read_run(folder)
+    return found.pair.set_index(["item_id", "clip", "text"])["score"].sort_index(), found.manifest
+
+
+def _fp32_agreement(low: Path, high: Path) -> dict:
+    """How far a 16-bit run's scores agree with the same model's float32 run: Spearman's rank correlation, the
+    largest absolute difference, and how often the item's preferred text (the top score per item and clip) agrees."""
+    from scipy.stats import spearmanr
+
+    a, _ = _scores(low)
+    b, _ = _scores(high)
+    a, b = a.align(b, join="inner")
+    same = _preferred(a) == _preferred(b)
+    return {"pairs": len(a), "spearman": float(spearmanr(a, b).statistic),
+            "max_abs_diff": float((a - b).abs().max()), "same_top": float(same.mean())}
+
+
+def _preferred(scores: pd.Series) -> pd.Series:
+    """The (item, clip, text) key of each item and clip's highest score."""
+    return scores.groupby(level=["item_id", "clip"]).idxmax()
+
+
 def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "auto", frames: int = 8,
-                      batch_size: int = 16, copies: int = 20, size: tuple[int, int] = (448, 448),
-                      overrides: dict | None = None, root: str | Path | None = None) -> list[dict]:
-    """Score the workload with each realistic model through our runner and the naive loop on ``device``; print
-    rows per second, the ratio and each pipeline's GPU busy fraction. ``overrides`` (name -> config overrides)
-    shrink the models for tests."""
+                      batch_sizes: tuple[int, ...] = (16,), copies: int = 20, size: tuple[int, int] = (448, 448),
+                      workers: tuple[int | None, ...] = (None,), fp32_check: bool = False,
+                      options: dict | None = None, overrides: dict | None = None,
+                      root: str | Path | None = None) -> list[dict]:
+    """Score the workload with each realistic model through our runner (once per batch size and worker count) and
+    the naive loop on ``device``; print rows per second, each setting's ratio against the naive loop (measured once
+    per model, in the same process) and each pipeline's GPU busy fraction; for Video-LLMs the KV-reuse self-check
+    the runner recorded; with ``fp32_check`` the first setting again in float32 and its rank agreement with the
+    16-bit scores. ``options`` are backend options for our runner. ``overrides`` (name -> config overrides) shrink
+    the models for tests."""
     from bench.devkit.perf.realistic import MODELS, save
     from bench.devkit.perf.workload import velociti_at_scale
     from bench.scoring.backends.base import torch_dtype
@@ -120,23 +154,48 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         source = velociti_at_scale(Path(tmp) / "workload", copies, size)
         print(f"workload: VELOCITI format, {copies} copies ({size[0]}x{size[1]} video), {frames} frames per clip, "
-              f"batch size {batch_size}, {device} ({dtype}); times include loading the model")
+              f"{device} ({dtype}); times include loading the model", flush=True)
         for name in models:
             model = MODELS[name]
-            folder = save(name, Path(tmp) / "models" / name, device, torch_dtype(dtype, device),
-                          (overrides or {}).get(name))
-            n_ours, t_ours, busy_ours = _timed(ours, model.family, model.protocol, str(folder), [source], frames,
-                                               Path(tmp) / "runs" / name, batch_size, device=device, dtype=dtype)
-            n_naive, t_naive, busy_naive = _timed(naive, model.family, model.protocol, str(folder), [source], frames,
+            start = time.perf_counter()
+            folder = str(save(name, Path(tmp) / "models" / name, device, torch_dtype(dtype, device),
+                              (overrides or {}).get(name)))
+            print(f"{name:14s} built and saved in {time.perf_counter() - start:.1f} s; naive loop next", flush=True)
+            n_naive, t_naive, busy_naive = _timed(naive, model.family, model.protocol, folder, [source], frames,
                                                   device=device, dtype=dtype)
-            if n_ours != n_naive:
-                raise RuntimeError(f"{name}: ours scored {n_ours} requests, naive {n_naive}")
-            result = {"model": name, "rows": n_ours, "ours": n_ours / t_ours, "naive": n_naive / t_naive,
-                      "ratio": t_naive / t_ours, "busy_ours": busy_ours.fraction, "busy_naive": busy_naive.fraction}
-            found.append(result)
-            print(f"{name:14s} {model.protocol:10s} ours {result['ours']:7.1f} rows/s (GPU busy {_busy(busy_ours)})"
-                  f"   naive {result['naive']:7.1f} rows/s (GPU busy {_busy(busy_naive)})   ratio "
-                  f"{result['ratio']:5.2f}x")
-            if busy_ours.reason:
-                print(f"  {busy_ours.reason}")
+            print(f"{name:14s} {model.protocol:10s} naive {n_naive / t_naive:7.1f} rows/s "
+                  f"(GPU busy {_busy(busy_naive)})", flush=True)
+            first = None
+            for batch_size in batch_sizes:
+                for count in workers:
+                    runs = Path(tmp) / "runs" / f"{name}-b{batch_size}-w{count}"
+                    n_ours, t_ours, busy = _timed(ours, model.family, model.protocol, folder, [source], frames,
+                                                  runs, batch_size, device=device, dtype=dtype, workers=count,
+                                                  options=options)
+                    if n_ours != n_naive:
+                        raise RuntimeError(f"{name}: ours scored {n_ours} requests, naive {n_naive}")
+                    first = first or runs / f"{source.benchmark}-{model.protocol}"
+                    result = {"model": name, "protocol": model.protocol, "batch_size": batch_size,
+                              "workers": count or "auto", "rows": n_ours, "ours": n_ours / t_ours,
+                              "naive": n_naive / t_naive, "ratio": t_naive / t_ours, "busy_ours": busy.fraction,
+                              "busy_naive": busy_naive.fraction}
+                    found.append(result)
+                    print(f"{name:14s} {model.protocol:10s} ours {result['ours']:7.1f} rows/s (GPU busy "
+                          f"{_busy(busy)}) batch {batch_size:3d} workers {result['workers']!s:4s}  ratio "
+                          f"{result['ratio']:5.2f}x", flush=True)
+                    if busy.reason:
+                        print(f"  {busy.reason}")
+            check = _scores(first)[1].get("details", {}).get("reuse_check")
+            if check:
+                rest = ", ".join(f"{k} {v}" for k, v in check.items() if k != "status")
+                print(f"{name:14s} KV-reuse self-check: {check['status']} ({rest})", flush=True)
+            if fp32_check and torch_dtype(dtype, device) != torch_dtype("float32", device):
+                high = Path(tmp) / "runs" / f"{name}-fp32"
+                ours(model.family, model.protocol, folder, [source], frames, high, batch_sizes[0], device=device,
+                     dtype="float32", workers=workers[0], options=options)
+                agreement = _fp32_agreement(first, high / f"{source.benchmark}-{model.protocol}")
+                found[-1]["fp32"] = agreement
+                print(f"{name:14s} 16-bit against float32 on {agreement['pairs']} pairs: Spearman "
+                      f"{agreement['spearman']:.4f}, max |diff| {agreement['max_abs_diff']:.4f}, same preferred "
+                      f"text {agreement['same_top']:.1%}", flush=True)
     return found

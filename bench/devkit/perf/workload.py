@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 from bench.config import DataSource
@@ -24,11 +25,10 @@ def velociti_at_scale(folder: str | Path, copies: int, size: tuple[int, int]) ->
     for video_id in dict.fromkeys(r["video_id"] for r in rows):
         source = str(sample.video_root / f"{video_id}.mp4")
         count, fps = decode.probe(source, "pyav")
-        frames = decode.read(source, list(range(count)), "pyav", size)
-        for copy in range(copies):
-            target = videos / f"{video_id}_{copy:03d}.mp4"
-            if not target.is_file():
-                write_video(target, frames, fps)
+        first = write_video(videos / f"{video_id}_000.mp4", decode.read(source, list(range(count)), "pyav", size),
+                            fps)
+        for copy in range(1, copies):
+            shutil.copyfile(first, videos / f"{video_id}_{copy:03d}.mp4")
     data = folder / "velociti.csv"
     with open(data, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
