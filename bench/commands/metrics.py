@@ -95,7 +95,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str = "offic
         table = run_table(run, settings, by=by, items=items, ties=ties)
         summary = summarize(run)
         if table.empty:
-            notes = [f"no item of this run was scored ({summary.line()}): no value to show"]
+            notes = [f"no item of this run was scored ({summary.scored} of {summary.items}): no value to show"]
         results.append({"path": str(path), "run": run.label, "benchmark": m.get("benchmark"),
                         "measure": m.get("measure"), "table": table, "notes": notes, "summary": summary})
     return results
