@@ -45,9 +45,9 @@ def _nice_step(span: float) -> float:
 
 
 def length_edges(items: Sequence[Item], durations: Mapping[str, float] | None = None, most: int = 4) -> list[float]:
-    """Video-length bin edges that follow the data: at most ``most`` bins of about equal item counts between the
-    shortest and the longest item (quantiles, rounded to a round step), every bin holding some item. Items of one
-    length give one bin; no known length gives :data:`LENGTH_BINS`."""
+    """Video-length bin edges that follow the data: at most ``most`` bins between the shortest and the longest item,
+    every bin holding some item, edges on a round step: one bin per length when there are at most ``most`` lengths,
+    else bins of about equal item counts (quantiles). No known length gives :data:`LENGTH_BINS`."""
     seconds = np.array([s for s in (item_duration(it, durations) for it in items if it.role == "main")
                         if s is not None and math.isfinite(s)], float)
     if not len(seconds):
@@ -60,8 +60,10 @@ def length_edges(items: Sequence[Item], durations: Mapping[str, float] | None = 
 
     first, last = rounded(math.floor(low / step) * step), rounded((math.floor(high / step) + 1) * step)
     edges = [first]
-    for edge in sorted({rounded(round(q / step) * step)
-                        for q in np.quantile(seconds, np.linspace(0, 1, most + 1)[1:-1])}):
+    distinct = np.unique(seconds)
+    cuts = ((distinct[:-1] + distinct[1:]) / 2 if len(distinct) <= most
+            else np.quantile(seconds, np.linspace(0, 1, most + 1)[1:-1]))
+    for edge in sorted({rounded(round(q / step) * step) for q in cuts}):
         if edges[-1] < edge < last and ((seconds >= edges[-1]) & (seconds < edge)).any() and (seconds >= edge).any():
             edges.append(edge)
     return edges + [last]

@@ -16,7 +16,8 @@ import pytest
 
 from bench.config import DataSource, ScoreConfig
 from bench.metrics import Settings, run_table
-from bench.metrics.breakdowns import by_length, length_edges
+from bench.metrics.aggregate import mean_of_means_row
+from bench.metrics.breakdowns import by_length, item_duration, length_edges
 from bench.metrics.dispatch import benchmark_outcomes, run_items
 from bench.registry import spec
 from bench.store import read_run
@@ -106,8 +107,19 @@ class Engine:
                 self.tables[by] = run_table(self.run, SETTINGS, by=[by])
         return self.tables[by]
 
+    def average(self, name: str) -> pd.DataFrame:
+        """The papers' average a report adds to a table (VITATECS' "Avg. accuracy"): the engine's mean of the run's
+        per-subset rates."""
+        metric = name.removeprefix("Avg. ")
+        outcomes = benchmark_outcomes(run_items(self.run), self.run.pair, self.run.choice,
+                                      self.run.manifest["benchmark"])
+        subsets = sorted(set(outcomes.loc[outcomes["metric"] == metric, "subset"]))
+        return pd.DataFrame([mean_of_means_row(outcomes, metric, {s: [s] for s in subsets}, name, SETTINGS)])
+
     def row(self, metric: str, by: str, subset: str) -> pd.Series:
         rows = self.rows(by)
+        if metric.startswith("Avg. ") and by == "all" and metric not in set(rows["metric"]):
+            rows = self.average(metric)
         hit = rows[(rows["metric"] == metric) & (rows["by"] == by) & (rows["subset"].astype(str) == str(subset))]
         assert len(hit) == 1, f"{self.run.label}: the engine has {len(hit)} rows for {(metric, by, subset)}"
         return hit.iloc[0]
@@ -183,6 +195,8 @@ def test_every_average_is_the_mean_of_its_own_parts(built, benchmark):
     engines = _engines(runs, benchmark)
     seen = 0
     for path, frame in _metric_csvs(out, benchmark):
+        if "n" not in frame:  # a published table: its cells are checked against the engine's rows above
+            continue
         averages = frame[frame["metric"].str.startswith("Avg. ") | (frame["by"] == "average")]
         for r in averages.to_dict("records"):
             metric = r["metric"].removeprefix("Avg. ")
@@ -204,8 +218,15 @@ def test_the_length_bins_follow_the_data_and_add_up_to_each_runs_numbers(built, 
     frames = [f for p, f in _metric_csvs(out, benchmark) if p.name.endswith("_by_length.csv")]
     assert len(frames) == 1
     frame = frames[0]
-    edges = next(iter(engines.values())).edges
-    assert len(edges) > 2 and edges[-1] < 60  # the sample's clips are short: bins from their lengths, several
+    engine = next(iter(engines.values()))
+    lengths = pd.Series([item_duration(it, engine.seconds) for r in runs if r.manifest["benchmark"] == benchmark
+                         for it in r.items() if it.role == "main"]).dropna()
+    edges = engine.edges
+    assert edges[0] <= lengths.min() and lengths.max() < edges[-1]  # the bins cover the data, no more
+    for low, high in zip(edges[:-1], edges[1:]):
+        assert ((lengths >= low) & (lengths < high)).any(), f"empty bin [{low}, {high})"
+    assert len(edges) > 2 or lengths.nunique() == 1  # several bins where the lengths differ
+    assert set(frame["subset"]) <= {f"[{lo:g}, {hi:g}) s" for lo, hi in zip(edges[:-1], edges[1:])}
     for (label, metric), rows in frame.groupby(["run", "metric"]):
         overall = engines[label].row(metric, "all", "all")
         assert int(rows["n"].sum()) == int(overall["n"]), f"{label} {metric}: items over the bins"
