@@ -20,8 +20,9 @@ EXAMPLE = """examples:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Import and print where the run went."""
-    from bench.importers.common import import_run
+    """Import and print where the run went, the items answered and not, and the answers that could not be read."""
+    from bench.importers.common import import_lines, import_run
+    from bench.store import read_run
 
     if args.proficiency and args.format != "vilma":
         raise ValueError("--proficiency belongs to the vilma format")
@@ -29,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     out = import_run(args.format, args.files, source_of(args), args.out, args.model_name,
                      extra_files=args.proficiency, **options)
     print(f"run stored in {out}")
+    for line in import_lines(read_run(out)):
+        print(f"  {line}")
     return 0
 
 

@@ -76,10 +76,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def compute(paths: list[str], settings, by: list[str] | None, ties: str = "official") -> list[dict]:
-    """Per run: its path, label, benchmark, metric table (under tie policy ``ties``) and coverage notes."""
+    """Per run: its path, label, benchmark, metric table (under tie policy ``ties``) and coverage notes. A run with no
+    scored item has an empty table and a note saying so."""
     from tqdm.auto import tqdm
 
-    from bench.metrics.dispatch import coverage_notes, expand_items, run_table
+    from bench.metrics.dispatch import coverage_notes, run_items, run_table
     from bench.store import read_run
     from bench.store.summary import summarize
 
@@ -87,13 +88,16 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str = "offic
     for path in tqdm(paths, desc="runs", unit="run", disable=len(paths) < 2):
         run = read_run(path)
         m = run.manifest
-        items = expand_items(run.items(), run.pair, m.get("benchmark"))
-        notes = coverage_notes(items, run.pair, run.choice, run.failures)
+        items = run_items(run)
+        notes = coverage_notes(items, run.pair, run.choice, run.failures, m)
         if m.get("status") != "complete":
             notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
         table = run_table(run, settings, by=by, items=items, ties=ties)
-        results.append({"path": str(path), "run": run.label, "benchmark": table["benchmark"].iloc[0],
-                        "measure": m.get("measure"), "table": table, "notes": notes, "summary": summarize(run)})
+        summary = summarize(run)
+        if table.empty:
+            notes = [f"no item of this run was scored ({summary.scored} of {summary.items}): no value to show"]
+        results.append({"path": str(path), "run": run.label, "benchmark": m.get("benchmark"),
+                        "measure": m.get("measure"), "table": table, "notes": notes, "summary": summary})
     return results
 
 
@@ -179,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  run [{r['run']}]: {r['summary'].line()}")
             for note in r["notes"]:
                 print(f"  note [{r['run']}]: {note}")
-        table = pd.concat([r["table"] for r in group], ignore_index=True)
+        table = pd.concat([r["table"] for r in group if len(r["table"])] or [group[0]["table"]], ignore_index=True)
         order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"]))}
         table = table.assign(_m=table["metric"].map(order), _r=range(len(table)))
         if len(group) > 1:

@@ -5,8 +5,14 @@ Each benchmark's spec names its import formats (``BenchmarkSpec.importers``): ``
 with the items it scored, exactly like ``foilbench score`` does.
 
 - ``answers`` (every benchmark): a CSV or JSONL of ``item_id, text, answer`` (Yes/No per caption, e.g. a closed
-  model's entailment answers); parsed as VELOCITI's ``gemini/closed_model_metrics.py`` does: "Yes" in it and "No"
-  not -> Yes, the reverse -> No, anything else unparsed (NaN score, answer kept).
+  model's entailment answers). ``text`` is the index of the text among the item's texts (0 = the first, the caption
+  where the benchmark lists it first) or the text itself, matched exactly. Answers are read as VELOCITI's
+  ``gemini/eval.py`` reads a model's response: "Yes" in it and "No" not -> Yes, the reverse -> No; no answer (empty,
+  ``None``, ``null``, ``NaN``: what ``eval.py`` writes when the API answers nothing) and anything else are unparsed
+  (NaN score, answer kept; an empty one stored as "None"), never "No".
+
+A run imported this way is the items its files answer (a ViLMA item with its proficiency twin): the benchmark's
+other items are not part of it and never count as failures (the manifest records how many: ``not_answered``).
 """
 
 from __future__ import annotations
@@ -23,10 +29,47 @@ from bench.store import RunWriter
 from bench.store.run import MANIFEST
 
 
+NO_ANSWER = frozenset({"", "none", "null", "nan"})
+
+
 def parse_yes_no(answer: str) -> float:
-    """1.0 for Yes, 0.0 for No, NaN when the answer is neither or both (VELOCITI's closed-model rule)."""
+    """A model's response: 1.0 for Yes, 0.0 for No (``gemini/eval.py``: "Yes" in it and "No" not, or the reverse),
+    NaN when it is neither or both, or no answer at all (:data:`NO_ANSWER`: ``None`` holds "No" but is no answer)."""
+    if str(answer).strip().lower() in NO_ANSWER:
+        return math.nan
     yes, no = "Yes" in answer, "No" in answer
     return 1.0 if yes and not no else 0.0 if no and not yes else math.nan
+
+
+def stored_answer(value: object) -> str:
+    """An answer as the run stores it: its text, or "None" (``gemini/eval.py``'s mark) when there is none, so that it
+    counts as an unparsed answer, not as a missing score."""
+    text = "" if value is None else str(value)
+    return "None" if not text.strip() else text
+
+
+def parse_exact_yes_no(answer: str) -> float:
+    """An answer already parsed by ``gemini/eval.py`` (``pos_pred`` / ``neg_pred``): 1.0 for exactly "Yes", 0.0 for
+    exactly "No", NaN for anything else ("error", "None", "blocked", "idk", empty), as
+    ``gemini/closed_model_metrics.py`` keeps only answers equal to "Yes" or "No"."""
+    return {"Yes": 1.0, "No": 0.0}.get(str(answer), math.nan)
+
+
+def text_index(item: Item, value: object, path: Path, where: str) -> int:
+    """The text an answers row names: an index into the item's texts, or one of its texts verbatim."""
+    text = str(value)
+    if text.strip().lstrip("-").isdigit():
+        index = int(text)
+        if not 0 <= index < len(item.texts):
+            raise LoaderError(path, where, f"text {index} is outside the item's {len(item.texts)} texts")
+        return index
+    found = [t for t, candidate in enumerate(item.texts) if candidate == text]
+    if len(found) != 1:
+        what = "is none of" if not found else f"matches {len(found)} of"
+        raise LoaderError(path, where, f"text {text[:80]!r} {what} item {item.item_id!r}'s texts; the text column "
+                                       f"holds the text's index (0 to {len(item.texts) - 1}, 0 = the first) or the "
+                                       "text itself, exactly")
+    return found[0]
 
 
 def rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict]]:
@@ -50,10 +93,8 @@ def import_answers(items: Sequence[Item], files: Sequence[Path], **_: object) ->
             item = by_id.get(str(row["item_id"]))
             if item is None:
                 raise LoaderError(path, where, f"unknown item_id {row['item_id']!r}")
-            text = int(row["text"])
-            if not 0 <= text < len(item.texts):
-                raise LoaderError(path, where, f"text {text} is outside the item's {len(item.texts)} texts")
-            answer = str(row["answer"])
+            text = text_index(item, row["text"], path, where)
+            answer = stored_answer(row["answer"])
             pair.append({"item_id": item.item_id, "clip": 0, "text": text, "score": parse_yes_no(answer),
                          "answer": answer})
     return pair, [], "answer"
@@ -97,12 +138,41 @@ def import_run(fmt: str, files: Sequence[str | Path], source: DataSource, out: s
     items = source.load().items
     given = [Path(f) if labelled_path(f)[0] is None else str(f) for f in files]  # "LABEL=PATH" stays a string
     pair, choice, measure = resolve(benchmark.importers[fmt])(items, given, **options)
+    answered = answered_items(items, {r["item_id"] for r in pair} | {r["item_id"] for r in choice})
+    if not answered:
+        raise ValueError(f"{', '.join(map(str, paths))}: no answer matches an item of the {len(items)} loaded from "
+                         f"{source.data_path}: nothing to import")
+    main = sum(it.role == "main" for it in items)
     manifest = Manifest.for_source(source, model=model_name, family=f"import:{fmt}", measure=measure,
                                    name=model_name, options={k: v for k, v in options.items()}, versions=versions(),
-                                   imported_from=[str(p.resolve()) for p in paths])
-    scored = {r["item_id"] for r in pair} | {r["item_id"] for r in choice}
-    manifest.n_items = len(scored)
-    writer = RunWriter(out, manifest, items, resume=False)
-    writer.write_chunk(sorted(scored), pair, choice, [])
+                                   imported_from=[str(p.resolve()) for p in paths],
+                                   extra={"benchmark_items": main,
+                                          "not_answered": main - sum(it.role == "main" for it in answered)})
+    manifest.n_items = len(answered)
+    writer = RunWriter(out, manifest, answered, resume=False)
+    writer.write_chunk([it.item_id for it in answered], pair, choice, [])
     writer.finish()
     return Path(out)
+
+
+def answered_items(items: Sequence[Item], ids: set[str]) -> list[Item]:
+    """The items the imported rows answer, in the benchmark's order: each item with a row, and its twin (ViLMA's main
+    item and its proficiency test belong together)."""
+    return [it for it in items if it.item_id in ids or (it.twin_id is not None and it.twin_id in ids)]
+
+
+def import_lines(run) -> list[str]:
+    """What an imported run (``bench.store.Run``) holds, for the import command: the items answered and not
+    answered, and the answers that could not be read."""
+    m = run.manifest
+    main = sum(it.role == "main" for it in run.items())
+    lines = [f"{main} of the benchmark's {m.get('benchmark_items', main)} items answered"
+             + (f"; {m['not_answered']} not answered: not part of this run, not counted" if m.get("not_answered")
+                else "")]
+    if run.manifest.get("measure") == "answer" and len(run.pair):
+        unread = run.pair[run.pair["score"].isna()]
+        if len(unread):
+            lines.append(f"{len(unread)} answer(s) read as neither Yes nor No (e.g. {str(unread['answer'].iloc[0])!r}"
+                         "): kept as unparsed; metrics counts them and drops their items where the benchmark's "
+                         "official script does")
+    return lines

@@ -1,12 +1,14 @@
-"""VELOCITI's closed-model CSV (``pos_pred, neg_pred`` per row, in the benchmark file's order), parsed as
-``gemini/closed_model_metrics.py`` does."""
+"""VELOCITI's closed-model CSV (``pos_pred, neg_pred`` per row, in the benchmark file's order, as ``gemini/eval.py``
+writes it), read as ``gemini/closed_model_metrics.py`` reads it: only "Yes" and "No" are answers; anything else
+("None" when the API answered nothing, "error", "blocked", "idk", empty) is unparsed, and the official scoring drops
+the item (``n_dropped``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-from bench.importers.common import parse_yes_no, rows
+from bench.importers.common import parse_exact_yes_no, rows, stored_answer
 from bench.items import Item
 from bench.loaders.common import LoaderError
 
@@ -21,6 +23,7 @@ def import_velociti_closed(items: Sequence[Item], files: Sequence[Path], **_: ob
     pair = []
     for it, (_, row) in zip(items, predictions):
         for text, column in ((0, "pos_pred"), (1, "neg_pred")):
-            pair.append({"item_id": it.item_id, "clip": 0, "text": text, "score": parse_yes_no(str(row[column])),
-                         "answer": str(row[column])})
+            answer = stored_answer(row[column])
+            pair.append({"item_id": it.item_id, "clip": 0, "text": text, "score": parse_exact_yes_no(answer),
+                         "answer": answer})
     return pair, [], "answer"

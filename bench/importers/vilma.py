@@ -5,7 +5,8 @@ perplexity (perplexity is negated, as ``bin/eval.py`` L67-68 does, so that highe
 Keys are the annotation files' keys, which repeat across subtests (action replacement and relations share numeric
 keys), so each key is resolved within its results file: a file written ``SUBTEST=PATH`` resolves in that subtest (the
 annotation file's stem), a plain path in every loaded subtest, and a key found in more than one is an error naming
-them. Keys of items the validity filter removed are skipped, as ``bin/eval.py`` skips them.
+them. Keys of items the validity filter removed are skipped, as ``bin/eval.py`` skips them; a file none of whose keys
+is a loaded item is an error naming a key it tried.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _keys(items: Sequence[Item], proficiency: bool) -> dict[str, dict[str, Item]
 
 
 def _read(entry: str | Path, keys: dict[str, dict[str, Item]], subtests: set[str], mode: str,
-          scored: dict[str, Path]) -> list[dict]:
+          scored: dict[str, Path], proficiency: bool = False) -> list[dict]:
     subtest, path = labelled_path(entry)
     if subtest is not None and subtest not in subtests:
         raise ValueError(f"{entry}: no subtest {subtest!r} among the loaded items; "
@@ -62,6 +63,12 @@ def _read(entry: str | Path, keys: dict[str, dict[str, Item]], subtests: set[str
             value = float(value)
             rows.append({"item_id": item.item_id, "clip": 0, "text": text,
                          "score": -value if mode == "perplexity" else value})
+    if results and not rows:
+        where = f"subtest {subtest!r}" if subtest is not None else f"the subtests {', '.join(sorted(subtests))}"
+        kind = "proficiency" if proficiency else "main"
+        raise LoaderError(path, None, f"none of its {len(results)} keys is a {kind} item of {where}, e.g. key "
+                                      f"{next(iter(results))!r}: is it the results of another annotation file "
+                                      "(or the other test: main vs --proficiency)?")
     return rows
 
 
@@ -77,5 +84,5 @@ def import_vilma(items: Sequence[Item], files: Sequence[str | Path], mode: str =
     for entries, is_proficiency in ((files, False), (proficiency, True)):
         keys = _keys(items, is_proficiency)
         for entry in entries:
-            pair += _read(entry, keys, subtests, mode, scored)
+            pair += _read(entry, keys, subtests, mode, scored, is_proficiency)
     return pair, [], MODES[mode]

@@ -112,14 +112,15 @@ def summarize_group(metric: str, by: str, subset: str, group: pd.DataFrame, sett
 
     Successes (0/1, or fractional credit) get the Clopper-Pearson interval and the exact binomial test at the mean
     chance; :data:`MEAN_METRICS` get the bootstrap. Dropped items are left out of the value and of ``n`` and
-    counted in ``n_dropped``; ``strict`` is the strict value over every item (dropped ones as failures).
+    counted in ``n_dropped``; ``strict`` is the value when every tie fails, over the same ``n`` items as ``value``
+    (every column of a row shares one denominator).
     """
     counted = _counted(group)
     values = counted["value"].to_numpy(float)
     n = len(values)
     value = float(values.mean()) if n else float("nan")
     chance = float(counted["chance"].mean()) if n else float("nan")
-    extra = {**_counts(group), "strict": _strict(group)}
+    extra = {**_counts(group), "strict": _strict(counted)}
     if metric in MEAN_METRICS:
         ci, p_value, test = resampled(value, intervals.bootstrap_means(values, settings.n_boot, settings.seed), n,
                                       chance, settings)
@@ -199,7 +200,7 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
     chance = float(np.mean([c["chance"].mean() for c in counted]))
     successes = [(float(c["value"].sum()), len(c)) for c in counted]
     everything = pd.concat([p for _, p in parts])
-    extra = {**_counts(everything), "strict": float(np.mean([_strict(p) for _, p in parts]))}
+    extra = {**_counts(everything), "strict": float(np.mean([_strict(c) for c in counted]))}
     return row(name, by, subset, value, intervals.mover_interval(successes, settings.level), chance,
                sum(len(c) for c in counted), intervals.mover_p_value(successes, chance), settings, MOVER,
                note=note or f"mean over {len(parts)} groups: {', '.join(g for g, _ in parts)}", **extra)

@@ -38,9 +38,46 @@ def item_duration(item: Item, durations: Mapping[str, float] | None = None) -> f
     return float(np.mean(lengths)) if lengths else None
 
 
+def _nice_step(span: float) -> float:
+    """The round step (1, 2 or 5 times a power of ten) nearest above ``span``."""
+    power = 10.0 ** math.floor(math.log10(span))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= span - 1e-12)
+
+
+def length_edges(items: Sequence[Item], durations: Mapping[str, float] | None = None, most: int = 4) -> list[float]:
+    """Video-length bin edges that follow the data: at most ``most`` bins between the shortest and the longest item,
+    every bin holding some item, edges on a round step: one bin per length when there are at most ``most`` lengths,
+    else bins of about equal item counts (quantiles). No known length gives :data:`LENGTH_BINS`."""
+    seconds = np.array([s for s in (item_duration(it, durations) for it in items if it.role == "main")
+                        if s is not None and math.isfinite(s)], float)
+    if not len(seconds):
+        return list(LENGTH_BINS)
+    low, high = float(seconds.min()), float(seconds.max())
+    step = _nice_step((high - low) / (4 * most) if high > low else max(high, 1e-3) / 10)
+
+    def rounded(x: float) -> float:
+        return float(f"{x:.6g}")
+
+    first, last = rounded(math.floor(low / step) * step), rounded((math.floor(high / step) + 1) * step)
+    edges = [first]
+    distinct = np.unique(seconds)
+    cuts = ((distinct[:-1] + distinct[1:]) / 2 if len(distinct) <= most
+            else np.quantile(seconds, np.linspace(0, 1, most + 1)[1:-1]))
+    for edge in sorted({rounded(round(q / step) * step) for q in cuts}):
+        if edges[-1] < edge < last and ((seconds >= edges[-1]) & (seconds < edge)).any() and (seconds >= edge).any():
+            edges.append(edge)
+    return edges + [last]
+
+
+def bin_labels(bins: Sequence[float]) -> list[str]:
+    """The labels of bins with these edges, in order: ``["[0, 5) s", "[5, 10) s", ...]``."""
+    return [f"[{lo:g}, {hi:g}) s" for lo, hi in zip(bins[:-1], bins[1:])]
+
+
 def length_bins(items: Sequence[Item], bins: Sequence[float] = LENGTH_BINS,
                 durations: Mapping[str, float] | None = None) -> pd.Series:
-    """Each item's video-length bin label (``"[5, 10) s"``), or ``"unknown"``; indexed by item id."""
+    """Each item's video-length bin label (``"[5, 10) s"``), or ``"unknown"``; indexed by item id. Give the edges
+    of :func:`length_edges` for bins that follow the data."""
     edges = list(bins)
     if sorted(edges) != edges or len(edges) < 2:
         raise ValueError(f"bins must be at least two increasing edges, got {edges}")
@@ -67,7 +104,7 @@ def by_length(outcomes: pd.DataFrame, items: Sequence[Item], bins: Sequence[floa
     for (metric, length), group in frame.groupby(["metric", "length"], sort=False):
         rows.append(summarize_group(metric, "length", length, group, settings))
     table = pd.DataFrame(rows)
-    order = {f"[{lo:g}, {hi:g}) s": i for i, (lo, hi) in enumerate(zip(bins[:-1], bins[1:]))}
+    order = {label: i for i, label in enumerate(bin_labels(bins))}
     key = table["subset"].map(lambda s: order.get(s, len(order)))
     return table.assign(_key=key).sort_values(["metric", "_key"], kind="stable").drop(columns="_key").reset_index(
         drop=True)

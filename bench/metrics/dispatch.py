@@ -12,7 +12,7 @@ from typing import Iterable, Protocol, Sequence
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.aggregate import Settings, with_holm
+from bench.metrics.aggregate import TABLE_COLUMNS, Settings, with_holm
 from bench.metrics.ties import DEFAULT_TIES, check
 from bench.registry import spec
 
@@ -92,12 +92,31 @@ def expand_items(items: Iterable[Item], pair: pd.DataFrame | None, benchmark: st
     return items + [it for it in derive(items, set(pair["item_id"])) if it.item_id not in known]
 
 
+def run_items(run) -> list[Item]:
+    """The items a stored run's numbers are over, the one rule every table, breakdown and figure follows: the items
+    the run was asked (a scored run: its stored items, ``--limit`` included; an import: the items its files
+    answered), plus the derived items it scored (:func:`expand_items`). An item a run was not asked is never counted
+    against it, whatever other runs share a table; an item it was asked but failed to score counts as a failure
+    (``n_missing``)."""
+    return expand_items(run.items(), run.pair, run.manifest.get("benchmark"))
+
+
+def scored_ids(pair: pd.DataFrame | None, choice: pd.DataFrame | None) -> set[str]:
+    """The items with at least one score row."""
+    return {i for table in (pair, choice) if table is not None and len(table) for i in table["item_id"]}
+
+
 def coverage_notes(items: Iterable[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None,
-                   failures: pd.DataFrame | None = None) -> list[str]:
-    """What did not line up between the items and the score tables (items scored nowhere, unknown ids, failures)."""
+                   failures: pd.DataFrame | None = None, manifest: dict | None = None) -> list[str]:
+    """What did not line up between the items and the score tables (items scored nowhere, unknown ids, failures),
+    and, for an import (``manifest``), the benchmark's items its files did not answer (not counted)."""
     ids = {it.item_id for it in items}
     scored: set[str] = set()
     notes = []
+    left = int((manifest or {}).get("not_answered") or 0)
+    if left:
+        notes.append(f"{left} of the benchmark's {manifest.get('benchmark_items', len(ids) + left)} items were not "
+                     f"answered by the imported file(s): not part of this run, not counted")
     for name, table in (("pair", pair), ("choice", choice)):
         if table is not None and len(table):
             present = set(table["item_id"])
@@ -122,12 +141,16 @@ def run_table(run, settings: Settings = Settings(), by: Sequence[str] | None = N
     """The metric table of a stored run (``bench.store.Run``), with ``run`` and ``benchmark`` columns first: the one
     table every command, the report and the demo print for a run (same run and settings, same numbers).
 
-    ``items`` defaults to the items the run stored; derived items the run scored are added (:func:`expand_items`).
+    ``items`` defaults to the run's own items (:func:`run_items`); derived items the run scored are added
+    (:func:`expand_items`). A run with no score row for any of its items has no number: its table is empty.
     """
     benchmark = run.manifest.get("benchmark")
-    items = expand_items(run.items() if items is None else items, run.pair, benchmark)
-    table = metric_table(items, run.pair, run.choice, benchmark=benchmark, measure=run.manifest.get("measure"),
-                         settings=settings, by=by, ties=ties)
+    items = run_items(run) if items is None else expand_items(items, run.pair, benchmark)
+    if not scored_ids(run.pair, run.choice) & {it.item_id for it in items}:
+        table = pd.DataFrame(columns=TABLE_COLUMNS)
+    else:
+        table = metric_table(items, run.pair, run.choice, benchmark=benchmark, measure=run.manifest.get("measure"),
+                             settings=settings, by=by, ties=ties)
     table.insert(0, "run", run.label)
     table.insert(1, "benchmark", benchmark_of(items, benchmark))
     return table

@@ -28,13 +28,14 @@ def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """One row per main item of a stored run (``bench.store.Run``) that its benchmark judges one by one:
     :data:`ITEM_COLUMNS` (value 1 right, 0 wrong, a fraction under the ``expected`` tie policy; an item that failed
     to score is wrong, as in its outcomes; ``metric``: the per-item score that judged it) plus every label of the
-    items. Items judged only together (VideoCon's SSv2-Temporal retrieval,
+    items: the run's own items, those its benchmark's official scoring drops left out as in its metric tables. Items
+    judged only together (VideoCon's SSv2-Temporal retrieval,
     by AP over every caption) are left out."""
     benchmark = spec(run.manifest["benchmark"])
     items = [it for it in run.items() if it.role == "main"]
     outcomes = benchmark_outcomes(items, run.pair, run.choice, benchmark=benchmark.name, ties=ties)
     rank = {m: i for i, m in enumerate(benchmark.item_score)}
-    scored = outcomes[outcomes["metric"].isin(rank)]
+    scored = outcomes[outcomes["metric"].isin(rank) & ~outcomes["dropped"]]  # as the metric tables: official drops
     if scored.empty:
         raise ValueError(f"run {run.label!r} has none of {benchmark.title}'s per-item scores "
                          f"{list(benchmark.item_score)} (it has {sorted(set(outcomes['metric']))})")

@@ -242,7 +242,8 @@ def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame
           measure: str | None = None, settings: Settings = Settings(), by: Sequence[str] | None = None,
           ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """AUROC (all, per subset and per label in ``by``), mAP and R@k per retrieval set, ATP-Hard accuracy overall and
-    per question type; the choice-table metrics of a multiple-choice run."""
+    per question type; the choice-table metrics of a multiple-choice run; the per-item metrics per label in ``by``
+    too."""
     labels_present = {k for it in items for k in it.labels}
     by = tuple(b for b in DEFAULT_BY if b in labels_present) if by is None else tuple(by)
     parts = []
@@ -262,8 +263,9 @@ def table(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFrame
         out["question type"] = out["item_id"].map(types)
         queries = out[out["metric"] == "AP"]
         notes = {"accuracy": _duplicates_note(items)}
+        out = with_labels(out, items, by)
         parts.append(summarize(out[out["metric"] != "AP"], settings,
-                               by=("question type",) if any(types.values()) else (), notes=notes))
+                               by=(("question type",) if any(types.values()) else ()) + by, notes=notes))
         if len(queries):
             rows = [map_row(queries, ALL, ALL, settings)]
             rows += [map_row(g, "subset", str(s), settings) for s, g in queries.groupby("subset", sort=True)]

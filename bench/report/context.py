@@ -1,6 +1,8 @@
 """What a paper notebook works from: the runs of one benchmark, their items, their metric tables, and the output folder.
 
-Notebooks call these functions and nothing else computes: every number comes from ``bench.metrics``. Each table and
+Notebooks call these functions and nothing else computes: every number comes from ``bench.metrics``, and each run's
+numbers are over that run's own items (:func:`bench.metrics.dispatch.run_items`), whatever other runs share a table;
+``Report.items`` (the union, or the annotation files) serves only the statistics of the items themselves. Each table and
 figure a notebook makes is shown in the notebook (all of them, not only a cell's last), saved, and listed with its
 title and caption in ``<out>/<benchmark>/contents.json``, from which the report's index is written.
 """
@@ -107,17 +109,18 @@ class Report:
                    caption or "Each run's main score in this paper, with its interval and the chance level.")
 
     def add_average(self, metric: str) -> None:
-        """Add the papers' average of ``metric`` over the subsets (mean of the per-subset rates, computed by
-        ``bench.metrics.aggregate.mean_of_means_row``) as a row "Avg. <metric>" for every run whose table lacks it."""
+        """Add the papers' average of ``metric`` over the subsets (mean of the per-subset rates over the run's own
+        items, computed by ``bench.metrics.aggregate.mean_of_means_row``) as a row "Avg. <metric>" for every run whose
+        table has ``metric`` and lacks the average."""
         from bench.metrics.aggregate import mean_of_means_row
-        from bench.metrics.dispatch import benchmark_outcomes, expand_items
+        from bench.metrics.dispatch import benchmark_outcomes, run_items
 
         name, rows = f"Avg. {metric}", []
         for run in self.runs:
-            if ((self.metrics["run"] == run.label) & (self.metrics["metric"] == name)).any():
+            mine = self.metrics["run"] == run.label
+            if (mine & (self.metrics["metric"] == name)).any() or not (mine & (self.metrics["metric"] == metric)).any():
                 continue
-            outcomes = benchmark_outcomes(expand_items(self.items, run.pair, self.benchmark), run.pair, run.choice,
-                                          self.benchmark)
+            outcomes = benchmark_outcomes(run_items(run), run.pair, run.choice, self.benchmark)
             subsets = sorted(set(outcomes.loc[outcomes["metric"] == metric, "subset"]))
             row = mean_of_means_row(outcomes, metric, {s: [s] for s in subsets}, name, self.settings)
             if row:
@@ -134,13 +137,15 @@ class Report:
                     **options).items
 
     def per_run(self, breakdown, **kwargs) -> pd.DataFrame:
-        """``breakdown(outcomes, items, **kwargs)`` (a ``bench.metrics.breakdowns`` function) for every run, with a
-        ``run`` column first."""
-        from bench.metrics.dispatch import benchmark_outcomes, expand_items
+        """``breakdown(outcomes, items, **kwargs)`` (a ``bench.metrics.breakdowns`` function) for every run with a
+        metric table, over the run's own items, with a ``run`` column first."""
+        from bench.metrics.dispatch import benchmark_outcomes, run_items
 
         parts = []
         for run in self.runs:
-            items = expand_items(self.items, run.pair, self.benchmark)
+            if not (self.metrics["run"] == run.label).any():
+                continue
+            items = run_items(run)
             outcomes = benchmark_outcomes(items, run.pair, run.choice, self.benchmark)
             table = breakdown(outcomes, items, **kwargs)
             table.insert(0, "run", run.label)
@@ -179,8 +184,8 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
     """Read the runs of ``benchmark`` among ``runs`` (others are skipped) and their items.
 
     Items come from ``data_path`` when given, else from the runs themselves (every item any of them stored); with
-    neither, a clear error. Each run's metrics use the items that run was asked to score. Runs sharing a name get their
-    folder name too.
+    neither, a clear error. Each run's metrics use the items that run was asked to score
+    (:func:`bench.metrics.dispatch.run_items`), never the others'. Runs sharing a name get their folder name too.
     """
     stored = [read_run(path) for path in runs]
     mine = [run for run in stored if run.manifest.get("benchmark") == benchmark]

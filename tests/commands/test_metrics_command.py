@@ -121,3 +121,28 @@ def test_metrics_into_a_closed_pipe_exits_quietly(tmp_path, reader, copies, extr
                           text=True)
     errors = (tmp_path / "err").read_text()
     assert done.returncode == 0 and "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
+def test_a_run_with_no_scored_item_says_so_and_shows_no_value(tmp_path, capsys):
+    from bench import loaders
+    from bench.metrics import run_table
+    from bench.store import read_run
+    from bench.store.schema import failure_frame
+
+    data = tmp_path / "Direction.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in VITATECS_LINES))
+    items = list(loaders.load("vitatecs", data))
+    _write_run(tmp_path / "run", data, items, [])
+    failure_frame([{"item_id": it.item_id, "stage": "frames", "reason": "no such file"} for it in items]).to_parquet(
+        tmp_path / "run" / "failures" / "part-00000.parquet")
+    assert run_table(read_run(tmp_path / "run")).empty
+    args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "10"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert f"{len(items)} items: 0 scored, {len(items)} failed" in out
+    assert f"no item of this run was scored (0 of {len(items)}): no value to show" in out
+    assert "accuracy" not in out and "0.0 [" not in out and "(no rows)" in out
+    args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--json"])
+    assert args.func(args) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["rows"] == [] and "no item of this run was scored" in payload["runs"][0]["notes"][0]

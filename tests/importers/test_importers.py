@@ -158,6 +158,115 @@ def test_velociti_unparsed_answers_leave_the_official_denominator(sample, tmp_pa
     row = official[(official.metric == "StrictVLE") & (official.by == "all")].iloc[0]
     # closed_model_metrics.py: (n - 2) right among the n - 1 rows whose answers both parse
     assert row.value == pytest.approx((n - 2) / (n - 1)) and row.n == n - 1
-    assert (row.n_unparsed, row.n_dropped) == (1, 1) and row.strict == pytest.approx((n - 2) / n)
+    # every column of the row over the same n - 1 items (no tie here, so strict is the value)
+    assert (row.n_unparsed, row.n_dropped) == (1, 1) and row.strict == pytest.approx(row.value)
     strict = metric_table(items, run.pair, benchmark="velociti", measure="answer", ties="strict")
     assert strict[(strict.metric == "StrictVLE") & (strict.by == "all")].iloc[0].value == pytest.approx((n - 2) / n)
+
+
+def _strict_row(run):
+    from bench.metrics import Settings, run_table
+
+    table = run_table(run, Settings(n_boot=10))
+    return table[(table.metric == "StrictVLE") & (table.by == "all")].iloc[0]
+
+
+def test_no_answer_is_no_answer_and_closed_answers_follow_the_official_scripts(sample, tmp_path):
+    from bench.importers.common import parse_exact_yes_no
+
+    assert all(math.isnan(parse_yes_no(a)) for a in ("None", "", "  ", "null", "NaN"))  # "None" holds "No"
+    assert parse_exact_yes_no("Yes") == 1.0 and parse_exact_yes_no("No") == 0.0
+    assert all(math.isnan(parse_exact_yes_no(a)) for a in ("None", "", "error", "Yes.", "no", "blocked"))
+    s = sample["velociti"]
+    items = load("velociti", s.data_path).items
+    source = DataSource.of("velociti", s.data_path)
+    # gemini/eval.py writes None when the API answers nothing; closed_model_metrics.py keeps only Yes/No answers:
+    # Yes/No right, Yes/Yes wrong, Yes/None dropped -> 50.0 over 2 (not 66.7 over 3)
+    preds = tmp_path / "gemini.csv"
+    preds.write_text("pos_pred,neg_pred\nYes,No\nYes,Yes\nYes,None\n" + "None,\n" * (len(items) - 3))
+    row = _strict_row(read_run(import_run("velociti-closed", [preds], source, tmp_path / "closed", "gemini")))
+    assert (row.value, row.n, row.n_dropped, row.n_unparsed) == (0.5, 2, len(items) - 2, len(items) - 2)
+    # the generic answers format: raw responses, of three items only (a run of those three)
+    pos = [it.truth[0][0] for it in items[:3]]
+    answers = tmp_path / "answers.csv"
+    answers.write_text("item_id,text,answer\n" + "".join(
+        f"{it.item_id},{p},Yes\n{it.item_id},{1 - p},{neg}\n"
+        for it, p, neg in zip(items[:3], pos, ("\"No, it does not.\"", "Yes", ""))))
+    run = read_run(import_run("answers", [answers], source, tmp_path / "answers", "gemini"))
+    assert run.pair.set_index("item_id").loc[items[2].item_id, "answer"].tolist()[1] == "None"
+    row = _strict_row(run)
+    assert (row.value, row.n, row.n_dropped) == (0.5, 2, 1)
+
+
+def test_a_partial_import_is_a_run_of_the_items_answered(sample, tmp_path, capsys):
+    import argparse
+
+    from bench.commands import importing, metrics as metrics_command
+    from bench.metrics import Settings, run_table
+
+    s = sample["vitatecs"]
+    items = [it for it in load("vitatecs", s.data_path).items if it.role == "main"]
+    some = items[: max(2, len(items) // 3)]
+    answers = tmp_path / "answers.csv"
+    # right on every item but the first: caption Yes, counterfactual No
+    answers.write_text("item_id,text,answer\n" + "".join(
+        f"{it.item_id},{it.truth[0][0]},{'No' if n == 0 else 'Yes'}\n{it.item_id},{1 - it.truth[0][0]},No\n"
+        for n, it in enumerate(some)))
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers()
+    importing.register(commands)
+    metrics_command.register(commands)
+    args = parser.parse_args(["import", "answers", str(answers), "--benchmark", "vitatecs", "--data",
+                              str(s.data_path), "--model-name", "closed", "--out", str(tmp_path / "run")])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    left = len(items) - len(some)
+    assert f"{len(some)} of the benchmark's {len(items)} items answered; {left} not answered" in out
+    run = read_run(tmp_path / "run")
+    assert [it.item_id for it in run.items()] == [it.item_id for it in some]
+    table = run_table(run, Settings(n_boot=10))
+    overall = table[(table.metric == "accuracy") & (table.by == "all")].iloc[0]
+    assert (overall.n, overall.n_missing) == (len(some), 0)
+    assert overall.value == pytest.approx((len(some) - 1) / len(some))
+    args = parser.parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "10"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert f"{left} of the benchmark's {len(items)} items were not answered" in out
+    assert "count as failures" not in out and f"{100 * overall.value:.1f}" in out
+
+
+def test_answers_name_a_text_by_index_or_by_the_text_itself(sample, tmp_path):
+    s = sample["vitatecs"]
+    source = DataSource.of("vitatecs", s.data_path)
+    items = [it for it in load("vitatecs", s.data_path).items if it.role == "main"][:3]
+    by_index, by_text = tmp_path / "index.csv", tmp_path / "text.jsonl"
+    by_index.write_text("item_id,text,answer\n" + "".join(f"{it.item_id},{t},{'Yes' if t == it.truth[0][0] else 'No'}\n"
+                                                          for it in items for t in (0, 1)))
+    by_text.write_text("".join(json.dumps({"item_id": it.item_id, "text": it.texts[t],
+                                           "answer": "Yes" if t == it.truth[0][0] else "No"}) + "\n"
+                               for it in items for t in (0, 1)))
+    a = read_run(import_run("answers", [by_index], source, tmp_path / "a", "m")).pair
+    b = read_run(import_run("answers", [by_text], source, tmp_path / "b", "m")).pair
+    columns = ["item_id", "text", "score"]
+    assert a[columns].sort_values(columns).values.tolist() == b[columns].sort_values(columns).values.tolist()
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"item_id,text,answer\n{items[0].item_id},a text it does not have,Yes\n")
+    with pytest.raises(LoaderError, match=r"line 2: text 'a text it does not have' is none of .* holds the text's "
+                                          r"index \(0 to 1, 0 = the first\) or the text itself"):
+        import_run("answers", [bad], source, tmp_path / "c", "m")
+
+
+def test_a_vilma_file_matching_no_item_is_an_error_naming_a_key(sample, tmp_path):
+    import subprocess
+    import sys
+
+    s = sample["vilma"]
+    ann = s.data_path / "relations.json"
+    results = _vilma_results(tmp_path / "other.json", ["no-such-key-1", "no-such-key-2"], [5.0, 2.0])
+    with pytest.raises(LoaderError, match=r"other.json: none of its 2 keys is a main item .* key 'no-such-key-1'"):
+        import_run("vilma", [results], DataSource.of("vilma", ann), tmp_path / "run", "clip")
+    done = subprocess.run([sys.executable, "-m", "bench", "import", "vilma", str(results), "--benchmark", "vilma",
+                           "--data", str(ann), "--model-name", "clip", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr and "no-such-key-1" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and not (tmp_path / "run" / "manifest.json").exists()

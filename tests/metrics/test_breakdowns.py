@@ -42,6 +42,28 @@ def test_by_length_bins_windows_and_file_durations():
         breakdowns.length_bins(items, bins=(10, 5))
 
 
+def _lengths(seconds):
+    return [_item(str(i), Clip(f"{i}.mp4", 0, s)) for i, s in enumerate(seconds)]
+
+
+@pytest.mark.parametrize("seconds", [[3.0] * 6, [2.0, 2.4, 2.5, 3.1, 3.3, 4.0, 4.6, 4.9], [1, 2, 3, 12, 30, 50, 59],
+                                     [2.5, 2.5, 2.5, 2.5, 4.0]])
+def test_length_edges_follow_the_data(seconds):
+    items = _lengths(seconds)
+    edges = breakdowns.length_edges(items)
+    assert edges == sorted(edges) and edges[0] <= min(seconds) and max(seconds) < edges[-1]
+    labels = breakdowns.length_bins(items, edges)
+    assert set(labels) == set(breakdowns.bin_labels(edges))  # every bin holds an item, no item outside
+    distinct = len(set(seconds))
+    assert len(edges) - 1 == distinct if distinct <= 4 else 2 <= len(edges) - 1 <= 4
+    table = breakdowns.by_length(benchmark_outcomes(items, pair_frame(_right("0"))), items, edges, settings=FAST)
+    assert list(table["subset"]) == [b for b in breakdowns.bin_labels(edges) if b in set(labels)]
+
+
+def test_length_edges_without_lengths_are_the_fixed_bins():
+    assert breakdowns.length_edges([_item("c", Clip("z.mp4"))]) == list(breakdowns.LENGTH_BINS)
+
+
 def test_by_category_explodes_list_labels():
     items = [_item("a", Clip("a.mp4"), labels={"tags": ["x", "y"]}), _item("b", Clip("b.mp4"), labels={"tags": ["y"]})]
     out = benchmark_outcomes(items, pair_frame(_right("a") + _right("b", False)))

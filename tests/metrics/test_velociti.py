@@ -97,7 +97,7 @@ def test_multiple_choice_orders_bias_and_both():
     official = metric_table(items, None, choice_frame(rows), settings=FAST).set_index(["metric", "by", "subset"])
     assert official.loc[("MC bias (B-A)", "all", "all"), "value"] == pytest.approx(3 / 3 - 1 / 3)
     assert official.loc[("MC A", "all", "all"), ["value", "n", "n_dropped", "strict"]].tolist() == pytest.approx(
-        [1 / 3, 3, 1, 1 / 4])
+        [1 / 3, 3, 1, 1 / 3])  # every column over the same 3 counted items (no tie: strict = value)
     both = table.loc[("MC A∧B", "all", "all")]
     assert both["chance"] == pytest.approx(0.25)
     assert (both["n_unparsed"], both["n_missing"]) == (0, 1)  # "missing" (B never asked) outranks "unparsed"
