@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "sample": "bench.commands.sample",
     "summary": "bench.commands.summary",
     "metrics": "bench.commands.metrics",
+    "compare": "bench.commands.compare",
     "score": "bench.commands.score",
     "import": "bench.commands.importing",
     "report": "bench.commands.report",
