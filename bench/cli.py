@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "metrics": "bench.commands.metrics",
     "compare": "bench.commands.compare",
     "score": "bench.commands.score",
+    "study": "bench.commands.study",
     "import": "bench.commands.importing",
     "report": "bench.commands.report",
     "perf": "bench.commands.perf",

@@ -440,6 +440,12 @@ def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
     return plan, lock
 
 
+def check_stored_run(config: ScoreConfig) -> None:
+    """Raise :class:`~bench.store.RunMismatch` when ``config.out`` holds a run scored with other settings (as far as
+    that can be told before the model loads); nothing when it holds none."""
+    _check_stored(config, _plan(config))
+
+
 def _check_stored(config: ScoreConfig, plan: _Plan) -> None:
     """Raise :class:`~bench.store.RunMismatch` when the run stored in ``plan.out`` differs in a setting known before
     the model loads, or in its items. The frame size is known only from the model's processor, and so is the
