@@ -103,9 +103,10 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
                level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """One row per item some run scored, hardest first: item_id, subset, ``runs_scored``, ``runs_right``,
     ``difficulty`` (the share of the runs that scored it that got it right) with its Clopper-Pearson interval
-    (``difficulty_low``, ``difficulty_high``), ``right`` (the runs right, in order), ``all_fail``, ``only_run`` (the
-    one run right, when exactly one of several is; else empty), ``disagree`` (some runs right, some wrong), ``mean_margin``, one
-    ``margin: RUN`` column per run, ``text`` (with ``items``: each text, true ones marked) and the labels."""
+    (``difficulty_low``, ``difficulty_high``), ``right`` (the runs right, in order), ``all_fail``, ``only_run``
+    (the one run right, when exactly one of several is; else empty), ``disagree`` (some runs right, some wrong),
+    ``mean_margin``, one ``margin: RUN`` column per run, ``text`` (with ``items``: each text, true ones marked) and
+    the labels."""
     runs = list(dict.fromkeys(long["run"]))
     scored = long[long["scored"]]
     labels = [c for c in long.columns if c not in LONG_COLUMNS]

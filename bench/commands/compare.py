@@ -89,7 +89,8 @@ def format_text(pairs, items, top: int) -> str:
     fails, alone, disagree = (int(items["all_fail"].sum()), int((items["only_run"] != "").sum()),
                               int(items["disagree"].sum()))
     lines += ["", f"{len(items)} items; every run fails {fails}, exactly one run gets {alone} right, the runs disagree "
-              f"on {disagree}. Hardest {len(hardest)} (difficulty: % of the runs right):", listed.to_string(index=False)]
+              f"on {disagree}. Hardest {len(hardest)} (difficulty: % of the runs right):",
+              listed.to_string(index=False)]
     return "\n".join(lines)
 
 

@@ -66,7 +66,8 @@ family = "contrastive"
 @pytest.mark.parametrize("change, message", [
     ("[study]\nruns = 3", r"\[study\] runs must be a path \(text\), got 3"),
     ("[extra]\nx = 1", r"unknown table\(s\) extra"),
-    ("[[benchmarks]]\nname = 'vitatecs'\ndata = '{data}'\nvideo = 'x'", r"\[\[benchmarks\]\] #2: unknown key\(s\) video"),
+    ("[[benchmarks]]\nname = 'vitatecs'\ndata = '{data}'\nvideo = 'x'",
+     r"\[\[benchmarks\]\] #2: unknown key\(s\) video"),
     ("[[benchmarks]]\nname = 'tvbench'\ndata = '{data}'", r"\[\[benchmarks\]\] #2: unknown benchmark 'tvbench'"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nframes = 'uniform:k=0'", r"\[\[models\]\] 'n': frame policy 'uniform': k"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\ncontrols = ['mirrored']", r"\[\[models\]\] 'n': unknown control"),
