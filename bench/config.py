@@ -48,7 +48,8 @@ class ScoreConfig:
     policies and torch. ``device`` "auto" picks CUDA, else MPS, else CPU. ``size``: "auto" decodes frames straight
     to the size the model's processor resizes to, "full" at the video's own size, or a (width, height). ``workers``
     None: one decoding thread per core. ``max_failure_rate``: the share of failed items above which the run fails
-    (a run whose items all fail always does).
+    (a run whose items all fail always does). ``control``: a shortcut control (:mod:`bench.frames.controls`) whose
+    frame policy replaces ``frames``, derived from it.
     """
 
     source: DataSource
@@ -73,6 +74,7 @@ class ScoreConfig:
     progress: bool = True
     options: dict[str, Any] = field(default_factory=dict)
     max_failure_rate: float = 1.0
+    control: str | None = None
 
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.
@@ -103,6 +105,7 @@ class Manifest:
     frame_size: list[int] | dict[str, Any] | None = None
     prompt: dict[str, Any] = field(default_factory=lambda: {"name": None, "template": None})
     seed: int | None = None
+    control: str | None = None
     limit: int | None = None
     spread: bool = False
     options: dict[str, Any] = field(default_factory=dict)

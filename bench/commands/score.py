@@ -21,6 +21,8 @@ The family (contrastive, xclip, videollm, textlm) is read from the model's confi
 (contrastive/xclip: similarity; videollm: entail (default) or mc; textlm: loglik).
 Re-running the same command resumes where it stopped, with any number of ranks.
 """
+# bench.frames.controls.CONTROLS, repeated so that --help imports no frame code
+CONTROLS = ("blind", "one-frame", "shuffled", "reversed")
 
 
 def _size(text: str) -> tuple[int, int] | str:
@@ -57,7 +59,8 @@ def config_of(args: argparse.Namespace):
                        out=args.out, limit=args.limit, spread=args.spread, seed=args.seed, chunk_size=args.chunk_size,
                        workers=_workers(args.workers), decoder=args.decoder, size=_size(args.size), name=args.name,
                        retry_failures=args.retry_failures, progress=not args.quiet,
-                       options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate)
+                       options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate,
+                       control=args.control)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,6 +100,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="frame policy NAME[:KEY=VALUE,...] (default uniform:k=8; e.g. fps:fps=1,max_frames=12, "
                         "segment_midpoints:k=32, second_middles, none for a blind run; add order=reverse to "
                         "feed the frames backwards)")
+    p.add_argument("--control", choices=CONTROLS,
+                   help="a shortcut control derived from --frames: blind (no video; one black frame for similarity "
+                        "models), one-frame (the middle frame), shuffled (seeded by --seed), reversed; recorded in "
+                        "the run's manifest")
     p.add_argument("--prompt", help="protocol prompt name or a template with {caption} (entail) or {option_a} and "
                                     "{option_b} / {options} (mc); default: the benchmark's own")
     p.add_argument("--batch-size", type=int, default=8, help="requests per forward pass, halved on out-of-memory "

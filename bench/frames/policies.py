@@ -144,12 +144,17 @@ def integer(value: object) -> str | None:
     return None
 
 
+def boolean(value: object) -> str | None:
+    """What is wrong with ``value`` as a switch, or None."""
+    return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+
+
 def single_mode(value: object) -> str | None:
     """What is wrong with ``value`` as the mode of :func:`single`, or None."""
     return None if value in ("middle", "random") else f"must be 'middle' or 'random', got {value!r}"
 
 
-ORDERS = ("forward", "reverse")
+ORDERS = ("forward", "reverse", "shuffle")
 
 
 def frame_order(value: object) -> str | None:
@@ -157,22 +162,30 @@ def frame_order(value: object) -> str | None:
     return None if value in ORDERS else f"must be one of {', '.join(ORDERS)}, got {value!r}"
 
 
-def feeding_order(n: int, params: dict) -> list[int]:
+def feeding_order(n: int, params: dict, key: str = "") -> list[int]:
     """Positions of the ``n`` chosen frames in the order they are fed to the model: as played (``order=forward``,
-    the default) or played backwards (``order=reverse``: a control, under which a model that reads time loses its
-    advantage on order and direction foils)."""
-    return list(range(n))[::-1] if params.get("order") == "reverse" else list(range(n))
+    the default), played backwards (``order=reverse``) or shuffled (``order=shuffle``: a permutation drawn from the
+    policy's ``seed`` and the clip ``key``, so each clip gets its own and a rerun the same). The last two are
+    controls: a model that reads time loses its advantage on order and direction foils."""
+    order = params.get("order")
+    if order == "reverse":
+        return list(range(n))[::-1]
+    if order == "shuffle":
+        return [int(i) for i in _rng(params, f"shuffle|{key}").permutation(n)]
+    return list(range(n))
 
 
 # Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None); every
-# policy that picks frames also takes ``order`` (:func:`feeding_order`).
+# policy that picks several frames also takes ``order`` (:func:`feeding_order`) and the ``seed`` of its shuffle;
+# ``single`` takes ``blank`` (a black frame of the clip's size: what a model that needs frames sees of no video).
+_FED = {"order": frame_order, "seed": integer}
 PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
-    "uniform": {"k": positive_integer, "order": frame_order},
-    "fps": {"fps": positive_number, "max_frames": positive_integer, "order": frame_order},
-    "segment_midpoints": {"k": positive_integer, "order": frame_order},
-    "second_middles": {"order": frame_order},
-    "quarter_seconds": {"order": frame_order},
-    "consecutive": {"k": positive_integer, "seed": integer, "order": frame_order},
-    "single": {"mode": single_mode, "seed": integer},
+    "uniform": {"k": positive_integer, **_FED},
+    "fps": {"fps": positive_number, "max_frames": positive_integer, **_FED},
+    "segment_midpoints": {"k": positive_integer, **_FED},
+    "second_middles": dict(_FED),
+    "quarter_seconds": dict(_FED),
+    "consecutive": {"k": positive_integer, **_FED},
+    "single": {"mode": single_mode, "seed": integer, "blank": boolean},
     "none": {},
 }

@@ -106,6 +106,10 @@ def window_frames(clip: Clip, count: int, fps: float) -> tuple[int, int, list[st
     return first, max(1, end - first), notes
 
 
+# policies whose own choice of frames is seeded (any other policy's seed only shuffles the order frames are fed in)
+SELF_SEEDED = ("consecutive", "single")
+
+
 def _key(clip: Clip) -> str:
     return f"{clip.path}|{clip.start}|{clip.end}|{clip.unit}"
 
@@ -113,7 +117,7 @@ def _key(clip: Clip) -> str:
 def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "decord",
                   size: decode.Size = None, cache=None) -> Frames:
     """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given, which holds
-    them as played, so a policy and its ``order=reverse`` control decode once), at ``size``: a (width, height) or a
+    them as played, so a policy and its reversed or shuffled controls decode once), at ``size``: a (width, height) or a
     :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
 
     Raises :class:`FrameError` for a missing, empty, corrupt or too short file.
@@ -121,8 +125,9 @@ def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "deco
     if backend not in decode.BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
     if cache is not None:
-        played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k != "order"))
-        return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params))
+        fed = ("order",) if frame_policy.name in SELF_SEEDED else ("order", "seed")
+        played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k not in fed))
+        return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params), _key(clip))
     return _decode(clip, frame_policy, backend, size)
 
 
@@ -135,12 +140,15 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
     params = dict(frame_policy.params)
     indices, more = POLICIES[frame_policy.name](first, length, fps, params, _key(clip))
     array = decode.read(clip.path, indices, backend, size)
-    return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more), params)
+    if params.get("blank"):
+        array, more = np.zeros_like(array), more + ["frame blanked (no video)"]
+    return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more), params, _key(clip))
 
 
-def _fed(frames: Frames, params: dict) -> Frames:
-    """``frames`` (decoded in time order) rearranged in the order the policy feeds them."""
-    order = feeding_order(len(frames.indices), params)
+def _fed(frames: Frames, params: dict, key: str) -> Frames:
+    """``frames`` (decoded in time order) rearranged in the order the policy feeds them (``key``: the clip's, for a
+    shuffle)."""
+    order = feeding_order(len(frames.indices), params, key)
     if order == list(range(len(order))):
         return frames
     return Frames(frames.array[order], [frames.indices[i] for i in order], [frames.timestamps[i] for i in order],
@@ -201,8 +209,10 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
     black = np.zeros_like(decoded[0][0])
     streams = {n: iter(arrays) for n, arrays in decoded.items()}
     frames = [next(streams[seg]) if seg >= 0 else black for seg in segments]
+    if params.get("blank"):
+        frames, notes = [black] * len(frames), notes + ["frames blanked (no video)"]
     return _fed(Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips),
-                       notes, segments), params)
+                       notes, segments), params, "|".join(map(_key, clips)))
 
 
 def durations(paths: Sequence[str], backend: str = "decord") -> dict[str, float]:

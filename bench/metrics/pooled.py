@@ -20,17 +20,17 @@ from bench.metrics.intervals import binomial_p_value, clopper_pearson
 from bench.metrics.ties import DEFAULT_TIES
 from bench.registry import spec
 
-ITEM_COLUMNS = ["run", "benchmark", "item_id", "subset", "metric", "value", "chance"]
+ITEM_COLUMNS = ["run", "benchmark", "item_id", "subset", "metric", "value", "chance", "status"]
 POOLED_COLUMNS = ["run", "label", "value", "accuracy", "low", "high", "n", "chance", "p", "above"]
 
 
 def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """One row per main item of a stored run (``bench.store.Run``) that its benchmark judges one by one:
     :data:`ITEM_COLUMNS` (value 1 right, 0 wrong, a fraction under the ``expected`` tie policy; an item that failed
-    to score is wrong, as in its outcomes; ``metric``: the per-item score that judged it) plus every label of the
-    items: the run's own items, those its benchmark's official scoring drops left out as in its metric tables. Items
-    judged only together (VideoCon's SSv2-Temporal retrieval,
-    by AP over every caption) are left out."""
+    to score is wrong, as in its outcomes; ``metric``: the per-item score that judged it; ``status``: its outcome's,
+    "missing" for an item the run did not score) plus every label of the items: the run's own items, those its
+    benchmark's official scoring drops left out as in its metric tables. Items judged only together (VideoCon's
+    SSv2-Temporal retrieval, by AP over every caption) are left out."""
     benchmark = spec(run.manifest["benchmark"])
     items = [it for it in run.items() if it.role == "main"]
     outcomes = benchmark_outcomes(items, run.pair, run.choice, benchmark=benchmark.name, ties=ties)
@@ -42,7 +42,7 @@ def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     # each item by the first per-item score it has: one run may hold items of several kinds (VideoCon's caption
     # pairs and its ATP-Hard questions)
     judged = (scored.assign(rank=scored["metric"].map(rank)).sort_values("rank", kind="stable")
-              .drop_duplicates("item_id")[["item_id", "metric", "value", "chance"]])
+              .drop_duplicates("item_id")[["item_id", "metric", "value", "chance", "status"]])
     labels = pd.DataFrame([{"item_id": it.item_id, "subset": it.subset, **it.labels} for it in items])
     labels = labels.loc[:, ~labels.columns.duplicated()]
     rows = labels.merge(judged, on="item_id")

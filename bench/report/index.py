@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from bench import __version__
+from bench.report.compared import controls_section, models_compared_section
 from bench.report.context import CONTENTS, HEADLINE
 from bench.report.figures import metric_bars, png_width
 from bench.report.outputs import save_chart
@@ -137,7 +138,8 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
              "<h1>Foilbench report</h1>",
              f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
-             "<nav><a href='#headline'>Headline</a> <a href='#foil-types'>By foil type</a> <a href='#runs'>Runs</a> "
+             "<nav><a href='#headline'>Headline</a> <a href='#foil-types'>By foil type</a> "
+             "<a href='#controls'>Controls</a> <a href='#compared'>Models compared</a> <a href='#runs'>Runs</a> "
              f"{nav}</nav>",
              "<h2 id='headline'>Headline</h2>"]
     if headline is not None:
@@ -147,6 +149,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
     foil_types = foil_type_section(out, runs)
     parts.append(foil_types)
+    parts += [controls_section(out, runs), models_compared_section(out, runs)]
     parts.append("<h2 id='runs'>Runs</h2>")
     listed = runs_frame(runs)
     listed.to_csv(out / "runs.csv", index=False)

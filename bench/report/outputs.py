@@ -20,14 +20,19 @@ def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
 
 
 def save_table(table: Table, out: str | Path, name: str, title: str = "", caption: str = "") -> list[Path]:
-    """``<name>.csv`` (the numbers as computed), ``<name>.md`` and ``<name>.html`` (as printed); returns the paths."""
+    """``<name>.csv`` (the numbers as computed), ``<name>.md``, ``<name>.html`` and ``<name>.tex`` (as printed;
+    LaTeX with booktabs, :mod:`bench.report.latex`); returns the paths."""
+    from bench.report.latex import table_latex
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path, html_path = out / f"{name}.csv", out / f"{name}.md", out / f"{name}.html"
     table.data.to_csv(csv_path, index=False)
     md_path.write_text(table_markdown(table, title, caption))
     html_path.write_text(table_html(table, title, caption) + "\n")
-    return [csv_path, md_path, html_path]
+    tex_path = out / f"{name}.tex"
+    tex_path.write_text(table_latex(table, title, caption, f"tab:{name}"))
+    return [csv_path, md_path, html_path, tex_path]
 
 
 def save_chart(chart, out: str | Path, name: str, formats: Sequence[str] = FORMATS) -> list[Path]:

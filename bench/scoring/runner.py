@@ -31,6 +31,7 @@ from typing import Iterator, Sequence
 from bench.config import Manifest, ScoreConfig, versions
 from bench.frames import (Fit, FrameCache, FrameError, FramePolicy, Frames, parse_policy, policy, prefetch,
                           sample_frames, sample_joined)
+from bench.frames.controls import control_policy
 from bench.items import Item
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
@@ -48,9 +49,10 @@ SEEDED_POLICIES = {"consecutive": "seed", "single": "seed"}
 
 
 def seeded(frame_policy: FramePolicy, seed: int) -> FramePolicy:
-    """``frame_policy`` with ``seed`` for the policies that draw at random, unless it names its own seed."""
-    param = SEEDED_POLICIES.get(frame_policy.name)
+    """``frame_policy`` with ``seed`` for the policies that draw at random (and shuffled frames), unless it names its
+    own seed."""
     params = dict(frame_policy.params)
+    param = SEEDED_POLICIES.get(frame_policy.name) or ("seed" if params.get("order") == "shuffle" else None)
     if param is None or param in params:
         return frame_policy
     return policy(frame_policy.name, **params, **{param: seed})
@@ -380,6 +382,12 @@ def _plan(config: ScoreConfig) -> _Plan:
     if not family:
         family = infer_family(model)
         protocol = _checked_protocol(family, config, benchmark, blind)
+    if config.control:
+        if not protocol.uses_frames:
+            raise ValueError(f"the {protocol.name} protocol reads no frames: the {config.control} control does not "
+                             "apply")
+        frame_policy = seeded(control_policy(config.control, frame_policy, protocol.blind_ok), config.seed)
+        blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
     items = select_items(config.source.load().items, config.limit, config.spread)
@@ -432,6 +440,12 @@ def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
     return plan, lock
 
 
+def check_stored_run(config: ScoreConfig) -> None:
+    """Raise :class:`~bench.store.RunMismatch` when ``config.out`` holds a run scored with other settings (as far as
+    that can be told before the model loads); nothing when it holds none."""
+    _check_stored(config, _plan(config))
+
+
 def _check_stored(config: ScoreConfig, plan: _Plan) -> None:
     """Raise :class:`~bench.store.RunMismatch` when the run stored in ``plan.out`` differs in a setting known before
     the model loads, or in its items. The frame size is known only from the model's processor, and so is the
@@ -455,6 +469,7 @@ def _manifest(config: ScoreConfig, plan: _Plan, *, revision: str | None, frame_s
         measure=plan.protocol.measure, name=config.name or plan.out.name, revision=revision, dtype=config.dtype,
         device=device, batch_size=config.batch_size, frame_policy=plan.frame_policy.describe(),
         frame_backend=config.decoder, frame_size=frame_size, prompt=plan.protocol.describe(), seed=config.seed,
+        control=config.control,
         limit=config.limit, spread=config.spread, options=plan.benchmark.backend_defaults(plan.family, config.options),
         details=details or {}, versions=library_versions or {}, n_items=len(plan.items))
 

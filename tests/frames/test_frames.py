@@ -100,8 +100,8 @@ def test_policy_arguments_are_checked():
     ("uniform:k", "frame policy parameter must be KEY=VALUE, got 'k' in 'uniform:k'"),
     ("uniform:=8", "frame policy parameter must be KEY=VALUE, got '=8'"),
     ("uniform:k=8,k=4", "frame policy parameter 'k' given twice in 'uniform:k=8,k=4'"),
-    ("uniform:k=8,order=backwards", "frame policy 'uniform': order must be one of forward, reverse, got 'backwards'"),
-    ("single:order=reverse", r"frame policy 'single' takes \['mode', 'seed'\]; missing \[\], unknown \['order'\]"),
+    ("uniform:k=8,order=backwards", "frame policy 'uniform': order must be one of forward, reverse, shuffle, got 'backwards'"),
+    ("single:order=reverse", r"frame policy 'single' takes \['mode', 'seed', 'blank'\]; missing \[\], unknown \['order'\]"),
     ("none:k=1", r"frame policy 'none' takes no parameters; missing \[\], unknown \['k'\]"),
 ])
 def test_bad_policies_are_one_line_errors_before_any_video_is_read(text, message):

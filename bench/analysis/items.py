@@ -1,0 +1,174 @@
+"""Several runs of one benchmark item by item: which items each run gets right, how hard each item is for all of
+them, and every pair of runs compared on the items both scored.
+
+Each item is judged by its benchmark's own per-item score (:func:`bench.metrics.pooled.item_scores`, from the
+outcome functions of :mod:`bench.metrics.outcomes`): right when its value is 1 (full credit), scored unless its
+status is "missing" (not asked, or failed to score). Margins are :func:`bench.metrics.flags.run_margins`'. Runs are
+keyed by the names the caller gives (``foilbench compare``: the run folders as given).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from bench.analysis.agreement import compare_pair
+from bench.items import Item
+from bench.metrics.flags import RunScores, run_margins
+from bench.metrics.intervals import DEFAULT_LEVEL, clopper_pearson, holm
+from bench.metrics.pooled import ITEM_COLUMNS, item_scores
+
+LONG_COLUMNS = ["run", "item_id", "subset", "metric", "value", "status", "right", "scored", "margin"]
+PAIR_COLUMNS = ["a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm",
+                "accuracy_a", "accuracy_b", "both", "only_a", "only_b", "neither", "kappa_se"]
+
+
+def benchmark_of_runs(runs: Mapping[str, object]) -> str:
+    """The one benchmark every run scored; a one-line error when they differ or there is none."""
+    if not runs:
+        raise ValueError("no run given")
+    found = {key: run.manifest.get("benchmark") for key, run in runs.items()}
+    if len(set(found.values())) != 1:
+        listed = ", ".join(f"{key} is {name}" for key, name in found.items())
+        raise ValueError(f"runs of different benchmarks cannot be compared item by item: {listed}")
+    return next(iter(found.values()))
+
+
+def item_outcomes(runs: Mapping[str, object]) -> tuple[pd.DataFrame, dict[str, Item]]:
+    """Every run's judgement of every main item it was asked (:data:`LONG_COLUMNS` plus the items' labels), and the
+    items by id. ``runs`` maps a name to a stored run (``bench.store.Run``) of one benchmark."""
+    benchmark_of_runs(runs)
+    parts, items = [], {}
+    for key, run in runs.items():
+        own = [it for it in run.items() if it.role == "main"]
+        items.update({it.item_id: it for it in own if it.item_id not in items})
+        rows = item_scores(run)
+        margins = run_margins(own, {key: RunScores.of(run)}).set_index("item_id")["margin"]
+        rows = rows.assign(run=key, right=rows["value"].to_numpy(float) >= 1.0, scored=rows["status"] != "missing",
+                           margin=rows["item_id"].map(margins).astype(float))
+        labels = [c for c in rows.columns if c not in ITEM_COLUMNS and c not in LONG_COLUMNS]
+        parts.append(rows[LONG_COLUMNS + labels])
+    return pd.concat(parts, ignore_index=True), items
+
+
+def shared_items(long: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """The items runs ``a`` and ``b`` both scored: item_id, right_a, right_b and every label column."""
+    labels = [c for c in long.columns if c not in LONG_COLUMNS]
+    first = long[(long["run"] == a) & long["scored"]].set_index("item_id")
+    second = long[(long["run"] == b) & long["scored"]].set_index("item_id")
+    common = first.index.intersection(second.index)
+    return pd.DataFrame({"item_id": common, "right_a": first.loc[common, "right"].to_numpy(bool),
+                         "right_b": second.loc[common, "right"].to_numpy(bool), "subset": first.loc[common, "subset"],
+                         **{c: first.loc[common, c].to_numpy() for c in labels}}).reset_index(drop=True)
+
+
+def _pair_row(a: str, b: str, label: str | None, value, rows: pd.DataFrame, level: float) -> dict:
+    stats = compare_pair(rows["right_a"].to_numpy(bool), rows["right_b"].to_numpy(bool), level)
+    return {"a": a, "b": b, "label": label, "value": value, **stats, "p_holm": stats["mcnemar_p"]}
+
+
+def pair_table(long: pd.DataFrame, by: str | None = None, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """Every pair of runs (in the order given) on the items both scored: :data:`PAIR_COLUMNS`. One row over all items
+    (``label`` and ``value`` None, ``p_holm`` the McNemar p-value itself) and, with ``by`` (a label of the items, or
+    ``subset``), one row per value of it, whose ``p_holm`` is corrected by Holm's method across the values of that
+    pair. A pair with no shared item is a one-line error."""
+    runs = list(dict.fromkeys(long["run"]))
+    if len(runs) < 2:
+        raise ValueError("compare needs at least two runs")
+    if by is not None and by not in long.columns:
+        known = sorted(set(long.columns) - set(LONG_COLUMNS)) + ["subset"]
+        raise ValueError(f"no item carries the label {by!r}; labels: {', '.join(known)}")
+    rows = []
+    for a, b in itertools.combinations(runs, 2):
+        shared = shared_items(long, a, b)
+        if shared.empty:
+            raise ValueError(f"runs {a} and {b} share no scored item")
+        rows.append(_pair_row(a, b, None, None, shared, level))
+        if by is None:
+            continue
+        labelled = shared[shared[by].notna() & (shared[by].astype(str) != "")]
+        per_value = [_pair_row(a, b, by, value, group, level)
+                     for value, group in labelled.groupby(labelled[by].astype(str), sort=True)]
+        for row, corrected in zip(per_value, holm([r["mcnemar_p"] for r in per_value])):
+            row["p_holm"] = float(corrected)
+        rows += per_value
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
+               level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """One row per item some run scored, hardest first: item_id, subset, ``runs_scored``, ``runs_right``,
+    ``difficulty`` (the share of the runs that scored it that got it right) with its Clopper-Pearson interval
+    (``difficulty_low``, ``difficulty_high``), ``right`` (the runs right, in order), ``all_fail``, ``only_run``
+    (the one run right, when exactly one of several is; else empty), ``disagree`` (some runs right, some wrong),
+    ``mean_margin``, one ``margin: RUN`` column per run, ``text`` (with ``items``: each text, true ones marked) and
+    the labels."""
+    runs = list(dict.fromkeys(long["run"]))
+    scored = long[long["scored"]]
+    labels = [c for c in long.columns if c not in LONG_COLUMNS]
+    rows = []
+    for item_id, group in scored.groupby("item_id", sort=False):
+        right = [r for r in runs if group.loc[group["run"] == r, "right"].any()]
+        n, k = len(group), len(right)
+        low, high = clopper_pearson(k, n, level)
+        margins = group.set_index("run")["margin"]
+        first = group.iloc[0]
+        rows.append({"item_id": item_id, "subset": first["subset"], "runs_scored": n, "runs_right": k,
+                     "difficulty": k / n, "difficulty_low": low, "difficulty_high": high, "right": right,
+                     "all_fail": k == 0, "only_run": right[0] if k == 1 and n > 1 else "",
+                     "disagree": 0 < k < n, "mean_margin": float(np.nanmean(margins)) if margins.notna().any()
+                     else math.nan,
+                     **{f"margin: {r}": float(margins.get(r, math.nan)) for r in runs},
+                     "text": item_text(items[item_id]) if items and item_id in items else "",
+                     **{c: first[c] for c in labels}})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    return table.sort_values(["difficulty", "mean_margin", "item_id"], kind="stable",
+                             na_position="last").reset_index(drop=True)
+
+
+def item_text(item: Item) -> str:
+    """An item's texts in one line: each text, the ones true of its first clip marked ``(true)``."""
+    true = set(item.truth[0]) if item.truth else set()
+    return " | ".join(f"{t}{' (true)' if n in true else ''}" for n, t in enumerate(item.texts))
+
+
+def compare_runs(runs: Mapping[str, object], by: str | None = None,
+                 level: float = DEFAULT_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(pairs, items)``: :func:`pair_table` and :func:`item_table` of stored runs of one benchmark."""
+    long, items = item_outcomes(runs)
+    return pair_table(long, by, level), item_table(long, items, level)
+
+
+def agreement_matrix(pairs: pd.DataFrame, column: str = "kappa") -> pd.DataFrame:
+    """Runs x runs of ``column`` of the all-items rows of :func:`pair_table` (1 on the diagonal for kappa and
+    agreement)."""
+    overall = pairs[pairs["label"].isna()]
+    runs = list(dict.fromkeys([*overall["a"], *overall["b"]]))
+    matrix = pd.DataFrame(np.nan, index=runs, columns=runs)
+    for r in overall.itertuples():
+        matrix.at[r.a, r.b] = matrix.at[r.b, r.a] = getattr(r, column)
+    if column in ("kappa", "agreement"):
+        for r in runs:
+            matrix.at[r, r] = 1.0
+    return matrix
+
+
+def label_difficulty(items_table: pd.DataFrame, label: str, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """Per value of ``label``: items, the mean difficulty (share of runs right) and the share of items every run
+    fails, with its Clopper-Pearson interval."""
+    if label not in items_table.columns:
+        raise ValueError(f"no item carries the label {label!r}")
+    rows = []
+    for value, group in items_table.groupby(items_table[label].astype(str), sort=True):
+        fails = int(group["all_fail"].sum())
+        low, high = clopper_pearson(fails, len(group), level)
+        rows.append({label: value, "items": len(group), "difficulty": float(group["difficulty"].mean()),
+                     "all_fail": fails / len(group), "all_fail_low": low, "all_fail_high": high})
+    return pd.DataFrame(rows)
+

@@ -1,0 +1,62 @@
+"""``foilbench study``: every run a study file lists, scored into one runs folder, then the report (logic in
+:mod:`bench.study`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench.commands.options import add_command
+
+EXAMPLE = """examples:
+  foilbench study examples/demo-study.toml            (the demo's runs and report, as one study)
+  foilbench study examples/real-benchmarks.toml --check
+  foilbench study my-study.toml --no-report
+
+A study file lists [[benchmarks]] (name, data, videos, options) and [[models]] (name, model, family, protocol,
+prompt, frames, limit, spread, controls...); [study] says where the runs (and the report) go. Every model set-up,
+and each of its shortcut controls (blind, one-frame, shuffled, reversed), is scored on every benchmark. Run it
+again after a kill: complete runs are skipped, partial ones resume. See docs/study.md.
+"""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the study, score what is not stored yet and build the report."""
+    from pathlib import Path
+
+    from bench.paths import data_home
+    from bench.study.execute import run_study, with_world
+    from bench.study.plan import read_study
+
+    home = Path(args.home).expanduser().resolve() if args.home else data_home()
+    study = read_study(args.study, home)
+    print(f"study {study.path.name}: {len(study.configs)} run(s) of {len(study.benchmarks)} benchmark(s) into "
+          f"{study.runs}")
+    if args.check:
+        for config in study.configs:
+            control = f", control {config.control}" if config.control else ""
+            print(f"  {config.source.benchmark:10s} {config.name} ({config.model}, {config.protocol or 'default'} "
+                  f"protocol, frames {config.frames}{control}) -> {Path(config.out).name}")
+        return 0
+    paths = run_study(with_world(study, home), progress=not args.quiet)
+    if args.no_report:
+        print(f"runs: {study.runs}")
+        return 0
+    from bench.report.build import build_report
+
+    index = build_report(paths, study.report, progress=not args.quiet)
+    print(f"runs: {study.runs}\nreport: open {index} in a browser")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``study`` command."""
+    parser = add_command(subparsers, "study", "score every run a study file lists, then build the report",
+                         "Score every model set-up of a study file (and its shortcut controls) on every benchmark it "
+                         "lists into one runs folder, then build the report. Resumable as a whole.", EXAMPLE)
+    parser.add_argument("study", help="the study file (TOML)")
+    parser.add_argument("--home", help="data folder {home} stands for (default: $FOILBENCH_HOME, else foilbench-data "
+                                       "in the checkout)")
+    parser.add_argument("--check", action="store_true", help="check the file and list its runs; score nothing")
+    parser.add_argument("--no-report", action="store_true", help="score only; build no report")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)

@@ -1,0 +1,184 @@
+"""Two report sections built from :mod:`bench.analysis`: "What can be solved without the video" (each full run beside
+its shortcut controls, per label value, with the paired test of each drop) and "Models compared" (per benchmark:
+the agreement matrix, the paired tests, the hardest items with their texts). Each table is saved with
+:func:`bench.report.outputs.save_table` under ``<out>/compared/``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from bench.analysis.items import agreement_matrix, item_outcomes, item_table, pair_table, shared_items
+from bench.analysis.agreement import compare_pair
+from bench.frames.controls import base_policy, control_of
+from bench.metrics.intervals import clopper_pearson, holm
+from bench.report.outputs import save_table
+from bench.report.tables import Table, percent, plain_table, table_html
+from bench.store import Run
+
+FOLDER = "compared"
+FOIL_TYPE = "foil_type"
+HARDEST = 10
+
+
+def _label(runs: Sequence[Run]) -> str:
+    """``foil_type`` when the runs' items carry it, else ``subset``."""
+    return FOIL_TYPE if any(it.labels.get(FOIL_TYPE) for r in runs for it in r.items()) else "subset"
+
+
+def _by_benchmark(runs: Sequence[Run]) -> dict[str, list[Run]]:
+    found: dict[str, list[Run]] = {}
+    for r in runs:
+        found.setdefault(str(r.manifest.get("benchmark")), []).append(r)
+    return found
+
+
+def _control(run: Run) -> str | None:
+    return run.manifest.get("control") or control_of(run.manifest.get("frame_policy"))
+
+
+def _setup(run: Run) -> tuple:
+    return run.manifest.get("model"), run.manifest.get("protocol"), str(run.manifest.get("prompt"))
+
+
+def control_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run, str]]:
+    """(full run, control run, control) of one benchmark's runs: a control is matched to the full run of the same
+    model, protocol and prompt whose frame policy it derives from (reordered controls) or to the first such run."""
+    full = [r for r in runs if _control(r) is None]
+    pairs = []
+    for run in runs:
+        control = _control(run)
+        if control is None:
+            continue
+        mates = [f for f in full if _setup(f) == _setup(run)]
+        exact = [f for f in mates if base_policy(f.manifest.get("frame_policy")) ==
+                 base_policy(run.manifest.get("frame_policy"))]
+        chosen = (exact or mates)[:1]
+        if chosen:
+            pairs.append((chosen[0], run, control))
+    return pairs
+
+
+def _cell(k: int, n: int) -> str:
+    if not n:
+        return ""
+    low, high = clopper_pearson(k, n)
+    return f"{percent(k / n)} [{percent(low)}, {percent(high)}]"
+
+
+def controls_table(runs: Sequence[Run]) -> pd.DataFrame:
+    """Per full run, control and label value (and all items): both accuracies with their exact intervals on the items
+    both scored, the drop, and the exact McNemar p-value, Holm-corrected across the values of each pair."""
+    label = _label(runs)
+    rows = []
+    for full, control_run, control in control_pairs(runs):
+        long, _ = item_outcomes({"full": full, "control": control_run})
+        shared = shared_items(long, "full", "control")
+        groups = [("all", shared)] + [(str(v), g) for v, g in shared.groupby(shared[label].astype(str), sort=True)
+                                      if v not in ("", "None", "nan")]
+        found = []
+        for value, group in groups:
+            stats = compare_pair(group["right_a"], group["right_b"])
+            found.append({"run": full.label, "control": control, "control run": control_run.label, label: value,
+                          "n": stats["n"], "full": stats["accuracy_a"], "with control": stats["accuracy_b"],
+                          "drop": stats["accuracy_a"] - stats["accuracy_b"],
+                          "full_cell": _cell(stats["both"] + stats["only_a"], stats["n"]),
+                          "control_cell": _cell(stats["both"] + stats["only_b"], stats["n"]),
+                          "mcnemar_p": stats["mcnemar_p"]})
+        for row, p in zip(found[1:], holm([r["mcnemar_p"] for r in found[1:]])):
+            row["p_holm"] = float(p)
+        found[0]["p_holm"] = found[0]["mcnemar_p"]
+        rows += found
+    return pd.DataFrame(rows)
+
+
+def _p(value: float) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.2g}"
+
+
+def controls_section(out: Path, runs: Sequence[Run]) -> str:
+    """The section "What can be solved without the video" (empty when no run is a control)."""
+    parts = []
+    for benchmark, own in _by_benchmark(runs).items():
+        table = controls_table(own)
+        if table.empty:
+            continue
+        label = _label(own)
+        shown = pd.DataFrame({"run": table["run"], "control": table["control"], label: table[label],
+                              "items": table["n"], "full (%)": table["full_cell"],
+                              "with control (%)": table["control_cell"],
+                              "drop (points)": [f"{100 * d:+.1f}" for d in table["drop"]],
+                              "McNemar p": [_p(p) for p in table["mcnemar_p"]],
+                              "Holm p": [_p(p) for p in table["p_holm"]]})
+        result = Table(shown, table.drop(columns=["full_cell", "control_cell"]),
+                       ["Accuracy in % on the items both runs scored, with exact 95% intervals; drop: full minus "
+                        "control; McNemar: exact two-sided test of the paired difference; Holm: corrected across the "
+                        f"values of {label} of each pair (the 'all' row is not corrected)."])
+        title = f"{benchmark}: each run beside its controls"
+        caption = "blind: no video; one-frame: the middle frame; shuffled / reversed: the same frames out of order."
+        save_table(result, out / FOLDER, f"{benchmark}-controls", title, caption)
+        parts.append(table_html(result, title, caption))
+    if not parts:
+        return ""
+    return "<h2 id='controls'>What can be solved without the video</h2>\n" + "\n".join(parts)
+
+
+def models_compared_section(out: Path, runs: Sequence[Run]) -> str:
+    """The section "Models compared": per benchmark with two or more full runs, the kappa matrix, the paired tests
+    per label value and the hardest items (empty when no benchmark has two)."""
+    parts = []
+    for benchmark, own in _by_benchmark(runs).items():
+        full = {r.label: r for r in own if _control(r) is None}
+        if len(full) < 2:
+            continue
+        label = _label(own)
+        long, items = item_outcomes(full)
+        pairs = pair_table(long, label)
+        matrix = agreement_matrix(pairs).map(lambda v: "" if math.isnan(v) else f"{v:.2f}")
+        matrix.index.name = "run"
+        tables = [
+            (f"{benchmark}-kappa", Table(matrix, agreement_matrix(pairs).reset_index(names="run"),
+                                         ["Cohen's kappa on the items both runs scored (1: the same items right; 0: "
+                                          "no more agreement than chance)."]),
+             f"{benchmark}: agreement beyond chance", "Cohen's kappa of each pair of runs."),
+            (f"{benchmark}-pairs", _pairs_table(pairs), f"{benchmark}: paired tests",
+             f"Each pair on the items both scored, over all items and per {label}."),
+            (f"{benchmark}-hardest", _hardest_table(item_table(long, items), label), f"{benchmark}: hardest items",
+             "The items the fewest runs get right, with their texts."),
+        ]
+        for name, table, title, caption in tables:
+            save_table(table, out / FOLDER, name, title, caption)
+            parts.append(table_html(table, title, caption))
+    if not parts:
+        return ""
+    return "<h2 id='compared'>Models compared</h2>\n" + "\n".join(parts)
+
+
+def _pairs_table(pairs: pd.DataFrame) -> Table:
+    shown = pd.DataFrame({
+        "a": pairs["a"], "b": pairs["b"],
+        "items": ["all" if lab is None else f"{lab}={val}" for lab, val in zip(pairs["label"], pairs["value"])],
+        "n": pairs["n"], "agreement (%)": [percent(v) for v in pairs["agreement"]],
+        "kappa [95% CI]": ["" if math.isnan(k) else f"{k:.2f} [{lo:.2f}, {hi:.2f}]"
+                           for k, (lo, hi) in zip(pairs["kappa"], pairs["kappa_ci"])],
+        "accuracy a (%)": [percent(v) for v in pairs["accuracy_a"]],
+        "accuracy b (%)": [percent(v) for v in pairs["accuracy_b"]],
+        "McNemar p": [_p(p) for p in pairs["mcnemar_p"]],
+        "Holm p": [_p(p) if lab is not None else "" for p, lab in zip(pairs["p_holm"], pairs["label"])]})
+    return Table(shown, pairs.assign(kappa_ci=[list(c) for c in pairs["kappa_ci"]]),
+                 ["Kappa: Wald interval with the large-sample SE of Fleiss, Cohen & Everitt (1969). McNemar: exact, "
+                  "two-sided; Holm: corrected across the values of each pair."])
+
+
+def _hardest_table(items: pd.DataFrame, label: str) -> Table:
+    top = items.head(HARDEST)
+    frame = pd.DataFrame({"item": top["item_id"], label: top[label] if label in top else "",
+                          "runs right": [f"{k}/{n}" for k, n in zip(top["runs_right"], top["runs_scored"])],
+                          "difficulty (%)": [f"{percent(d, 0)} [{percent(lo, 0)}, {percent(hi, 0)}]" for d, lo, hi in
+                                             zip(top["difficulty"], top["difficulty_low"], top["difficulty_high"])],
+                          "texts": list(top["text"])})
+    return plain_table(frame, notes=["Difficulty: the share of runs that got the item right, with its exact 95% "
+                                     "interval; texts: the true one marked (true)."])
