@@ -3,7 +3,7 @@
 Every policy takes ``(first, count, fps, params, key)``: the window's first frame index, how many frames it has, the
 video's frame rate, the policy's parameters and a string identifying the clip (for seeded policies). It returns the
 chosen absolute indices in time order and notes on any fallback (never silent padding). The frames are decoded in
-time order and then fed in :func:`feeding_order` (``order=reverse`` for a control).
+time order and then fed in :func:`feeding_order` (``order=reverse`` or ``order=shuffle`` for a control).
 """
 
 from __future__ import annotations
@@ -149,7 +149,9 @@ def single_mode(value: object) -> str | None:
     return None if value in ("middle", "random") else f"must be 'middle' or 'random', got {value!r}"
 
 
-ORDERS = ("forward", "reverse")
+ORDERS = ("forward", "reverse", "shuffle")
+ORDER_PARAMS = ("order", "order_seed")
+"""The parameters that say only in which order the chosen frames are fed (not which frames are decoded)."""
 
 
 def frame_order(value: object) -> str | None:
@@ -159,20 +161,27 @@ def frame_order(value: object) -> str | None:
 
 def feeding_order(n: int, params: dict) -> list[int]:
     """Positions of the ``n`` chosen frames in the order they are fed to the model: as played (``order=forward``,
-    the default) or played backwards (``order=reverse``: a control, under which a model that reads time loses its
-    advantage on order and direction foils)."""
-    return list(range(n))[::-1] if params.get("order") == "reverse" else list(range(n))
+    the default), played backwards (``order=reverse``) or in a seeded random order (``order=shuffle``, seed
+    ``order_seed``, default 0): controls, under which a model that reads time loses its advantage on order and
+    direction foils."""
+    order = params.get("order")
+    if order == "reverse":
+        return list(range(n))[::-1]
+    if order == "shuffle":
+        return [int(i) for i in np.random.default_rng(int(params.get("order_seed", 0))).permutation(n)]
+    return list(range(n))
 
 
 # Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None); every
-# policy that picks frames also takes ``order`` (:func:`feeding_order`).
+# policy that picks frames also takes ``order`` and ``order_seed`` (:func:`feeding_order`).
+ORDERING = {"order": frame_order, "order_seed": integer}
 PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
-    "uniform": {"k": positive_integer, "order": frame_order},
-    "fps": {"fps": positive_number, "max_frames": positive_integer, "order": frame_order},
-    "segment_midpoints": {"k": positive_integer, "order": frame_order},
-    "second_middles": {"order": frame_order},
-    "quarter_seconds": {"order": frame_order},
-    "consecutive": {"k": positive_integer, "seed": integer, "order": frame_order},
+    "uniform": {"k": positive_integer, **ORDERING},
+    "fps": {"fps": positive_number, "max_frames": positive_integer, **ORDERING},
+    "segment_midpoints": {"k": positive_integer, **ORDERING},
+    "second_middles": dict(ORDERING),
+    "quarter_seconds": dict(ORDERING),
+    "consecutive": {"k": positive_integer, "seed": integer, **ORDERING},
     "single": {"mode": single_mode, "seed": integer},
     "none": {},
 }

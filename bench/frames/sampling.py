@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED, feeding_order
+from bench.frames.policies import ORDER_PARAMS, PARAMETERS, POLICIES, REQUIRED, feeding_order
 from bench.items import Clip
 
 
@@ -113,15 +113,16 @@ def _key(clip: Clip) -> str:
 def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "decord",
                   size: decode.Size = None, cache=None) -> Frames:
     """Decode the frames ``frame_policy`` chooses from ``clip``'s window (through ``cache`` when given, which holds
-    them as played, so a policy and its ``order=reverse`` control decode once), at ``size``: a (width, height) or a
-    :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
+    them as played, so a policy and its ``order=reverse`` or ``order=shuffle`` controls decode once), at ``size``: a
+    (width, height) or a :class:`~bench.frames.decode.Fit` (see :func:`bench.frames.decode.read`).
 
     Raises :class:`FrameError` for a missing, empty, corrupt or too short file.
     """
     if backend not in decode.BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
     if cache is not None:
-        played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k != "order"))
+        played = FramePolicy(frame_policy.name,
+                             tuple((k, v) for k, v in frame_policy.params if k not in ORDER_PARAMS))
         return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params))
     return _decode(clip, frame_policy, backend, size)
 
