@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "summary": "bench.commands.summary",
     "metrics": "bench.commands.metrics",
     "score": "bench.commands.score",
+    "probe": "bench.commands.probe",
     "import": "bench.commands.importing",
     "report": "bench.commands.report",
     "perf": "bench.commands.perf",

@@ -91,12 +91,14 @@ def consecutive(first: int, count: int, fps: float, params: dict, key: str) -> S
 
 
 def single(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
-    """One frame: the middle one (``mode="middle"``) or a seeded random one (``mode="random"``)."""
+    """One frame: the middle one (``mode="middle"``) or a seeded random one (``mode="random"``), given ``repeat``
+    times (default once; a model that takes a fixed number of frames, like X-CLIP, sees a still)."""
     mode = params.get("mode", "middle")
+    repeat = int(params.get("repeat", 1))
     if mode == "middle":
-        return [first + (count - 1) // 2], []
+        return [first + (count - 1) // 2] * repeat, []
     if mode == "random":
-        return [first + int(_rng(params, key).integers(0, count))], []
+        return [first + int(_rng(params, key).integers(0, count))] * repeat, []
     raise ValueError(f"single-frame mode must be 'middle' or 'random', got {mode!r}")
 
 
@@ -182,6 +184,6 @@ PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
     "second_middles": dict(ORDERING),
     "quarter_seconds": dict(ORDERING),
     "consecutive": {"k": positive_integer, "seed": integer, **ORDERING},
-    "single": {"mode": single_mode, "seed": integer},
+    "single": {"mode": single_mode, "seed": integer, "repeat": positive_integer},
     "none": {},
 }
