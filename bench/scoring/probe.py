@@ -130,7 +130,8 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     if not protocol.uses_frames:
         frame_policy = policy("none")
     elif blind and not protocol.blind_ok:
-        raise ValueError(f"the {family} family ({protocol.name}) needs frames, not the no-video control (--frames none)")
+        raise ValueError(f"the {family} family ({protocol.name}) needs frames, not the no-video control "
+                         "(--frames none)")
     if protocol.uses_frames:
         try:
             decode.probe(item.clips[0].path, decoder)
@@ -153,12 +154,12 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
         key = (PROBE_ITEM, 0)
-        videos = ChunkVideos([item], {key: sampled}, frame_policy, decoder, size, {key: backend.encode(sampled.array)})
+        encoded = {key: backend.encode(sampled.array)}
+        videos = ChunkVideos([item], {key: sampled}, frame_policy, decoder, size, encoded)
     scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
     if failures:
         raise ProbeError(f"{model} could not score the probe: {failures[0]['reason']}")
     scores = [row["score"] for row in sorted(scored.pair, key=lambda row: row["text"])]
-    described = protocol.describe()
     clip = item.clips[0]
-    return Probe(model, family, clip.path, *clip.window_seconds(), control, frame_policy.describe(), described.get("name"),
-                 list(texts), scores, time.perf_counter() - started)
+    return Probe(model, family, clip.path, *clip.window_seconds(), control, frame_policy.describe(),
+                 protocol.describe().get("name"), list(texts), scores, time.perf_counter() - started)
