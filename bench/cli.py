@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "bench.commands.compare",
     "score": "bench.commands.score",
     "study": "bench.commands.study",
+    "probe": "bench.commands.probe",
     "import": "bench.commands.importing",
     "report": "bench.commands.report",
     "perf": "bench.commands.perf",

@@ -9,6 +9,6 @@ HERE = Path(__file__).parent
 STYLE = HERE / "viewer.css"
 
 
-def module(name: str) -> str:
-    """The ES module of the widget whose own code is ``widgets/<name>``."""
-    return (HERE / "dom.js").read_text() + (HERE / name).read_text()
+def module(*names: str) -> str:
+    """The ES module of the widget whose own code is ``widgets/<name>`` (the files in the order given)."""
+    return "".join((HERE / name).read_text() for name in ("dom.js", *names))

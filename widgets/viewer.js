@@ -6,6 +6,7 @@ function render({ model, el: root }) {
   const box = el("div", "fb-viewer");
   box.tabIndex = 0;
   root.appendChild(box);
+  let panel = null;
 
   function draw() {
     box.innerHTML = "";
@@ -123,13 +124,18 @@ function render({ model, el: root }) {
       table.appendChild(tr);
     });
     box.appendChild(table);
+    panel = whatIfPanel(model);
+    box.appendChild(panel.node);
   }
 
   box.addEventListener("keydown", (event) => {
+    if (event.target.tagName === "INPUT" || event.target.tagName === "SELECT") return;
     if (event.key === "ArrowRight" || event.key === "j") model.send({ event: "next" });
     if (event.key === "ArrowLeft" || event.key === "k") model.send({ event: "previous" });
   });
-  ["change:item", "change:clips", "change:texts", "change:twin", "change:runs"].forEach((name) => model.on(name, draw));
+  ["change:item", "change:clips", "change:texts", "change:twin", "change:runs", "change:whatif"].forEach((name) =>
+    model.on(name, draw));
+  ["change:probes", "change:probing"].forEach((name) => model.on(name, () => panel && panel.update()));
   draw();
 }
 

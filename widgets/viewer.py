@@ -11,13 +11,16 @@ import pandas as pd
 import traitlets
 
 from bench.frames import FrameError
+from bench.frames.controls import AS_IS, CONTROLS
 from bench.items import Item
 from bench.metrics.flags import RunScores, run_margins, run_outcomes
+from bench.scoring.warm import MODELS, WarmModels
 from bench.store import Run
 from widgets.assets import STYLE, module
 from widgets.describe import UNITS, choice_lines, number, score_lines, text_names
 from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, RefusedFile, make_proxy
+from widgets.whatif import fit_note, rescore, targets_of
 
 
 def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: Path | None) -> list[dict]:
@@ -49,7 +52,7 @@ def text_state(item: Item) -> list[dict]:
     """Per text: its name (caption, foil...), its words with the changed ones flagged, and the clips it is true of."""
     true = sorted({t for row in item.truth for t in row})
     names = text_names(item)
-    return [{"index": i, "name": names[i], "words": [list(w) for w in words],
+    return [{"index": i, "name": names[i], "text": item.texts[i], "words": [list(w) for w in words],
              "true_of": [c for c, row in enumerate(item.truth) if i in row]}
             for i, words in enumerate(item_diff(item.texts, true))]
 
@@ -70,22 +73,36 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
 class PairViewer(anywidget.AnyWidget):
     """Shows one item: video(s) with play/pause, scrubbing and sampled-frame ticks, texts with changed words marked,
     and each run's scores, margin and correctness. Arrow keys (or j/k) ask the item browser for the next/previous
-    item."""
+    item.
 
-    _esm = module("viewer.js")
+    What if: edit a text or add a foil, pick a control and the models (default: the runs' models), and re-score;
+    each model's new scores appear beside the stored ones as it answers. Models load once per kernel, lazily, and
+    stay warm (``models``); a model too big for the memory free is named, not loaded. Probes are kept in
+    ``probes.parquet`` in the data home (``keep``)."""
+
+    _esm = module("whatif.js", "viewer.js")
     _css = STYLE
     item = traitlets.Dict().tag(sync=True)
     clips = traitlets.List().tag(sync=True)
     texts = traitlets.List().tag(sync=True)
     twin = traitlets.List().tag(sync=True)
     runs = traitlets.List().tag(sync=True)
+    whatif = traitlets.Dict().tag(sync=True)
+    probes = traitlets.List().tag(sync=True)
+    probing = traitlets.Unicode().tag(sync=True)
 
     def __init__(self, runs: Sequence[Run] = (), *, serve: bool = True, proxy_folder: str | Path | None = None,
-                 **kwargs):
+                 models: WarmModels = MODELS, keep: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.run_list = list(runs)
         self.proxy_folder = Path(proxy_folder) if proxy_folder is not None else None
         self.serve = serve
+        self.models = models
+        self.keep = keep
+        self.targets = targets_of(self.run_list)
+        self.whatif = {"controls": [AS_IS, *CONTROLS],
+                       "targets": [{"label": t.label, "note": fit_note(t, models)} for t in self.targets]}
+        self.shown_item: Item | None = None
         self._navigate: list[Callable[[str], None]] = []
         self.on_msg(self._message)
 
@@ -96,8 +113,36 @@ class PairViewer(anywidget.AnyWidget):
         return ProxyServer.shared() if self.serve else None
 
     def _message(self, _widget, content, _buffers) -> None:
+        if content.get("event") == "probe":
+            self.probe(content.get("texts", []), content.get("control", "as-is"), content.get("targets"),
+                       int(content.get("clip", 0)))
+            return
         for callback in self._navigate:
             callback(content.get("event", ""))
+
+    def probe(self, texts: Sequence[str], control: str = "as-is", targets: Sequence[str] | None = None,
+              clip: int = 0) -> list[dict]:
+        """Re-score the shown item's ``clip`` with ``texts`` under ``control`` by the models labelled ``targets``
+        (default: every model not too big); the rows (per model: scores, stored scores or the error) show as each
+        model answers, and are returned."""
+        if self.shown_item is None:
+            raise ValueError("no item shown: show one before probing it")
+        texts = [t.strip() for t in texts if t and t.strip()]
+        notes = {t["label"]: t["note"] for t in self.whatif["targets"]}
+        picked = [t for t in self.targets if (t.label in targets if targets is not None else not notes[t.label])]
+        self.probes = []
+        if not texts:
+            self.probing = "nothing to score: every text is empty"
+            return []
+
+        def shown(row: dict) -> None:
+            self.probes = [*self.probes, row]
+            left = [t.label for t in picked[len(self.probes):]]
+            self.probing = f"scoring with {left[0]}…" if left else f"done: {len(self.probes)} model(s), {control}"
+
+        self.probing = f"scoring with {picked[0].label}…" if picked else "no model picked"
+        rescore(self.shown_item, picked, texts, control, clip, self.models, self.keep, shown)
+        return list(self.probes)
 
     def on_navigate(self, callback: Callable[[str], None]) -> None:
         """Call ``callback("next" | "previous")`` on the viewer's keyboard navigation."""
@@ -113,6 +158,8 @@ class PairViewer(anywidget.AnyWidget):
             outcomes = run_outcomes(items, scores) if outcomes is None else outcomes
             margins = run_margins(items, scores) if margins is None else margins
         margin = margins[margins["item_id"] == item.item_id].set_index("run")["margin"]
+        self.shown_item = item
+        self.probes, self.probing = [], ""
         first = self.run_list[0] if self.run_list else None
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []

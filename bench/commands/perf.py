@@ -92,12 +92,24 @@ def _store(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bench.devkit.perf.probe import measure
+    from bench.paths import data_home
+    from bench.scoring.runner import resolve_device
+
+    home = Path(args.home).expanduser().resolve() if args.home else data_home()
+    measure(home, args.size, args.benchmark, resolve_device(args.device))
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``perf`` command group."""
     parser = add_command(subparsers, "perf", "speed benchmarks that print ratios against naive baselines",
                          "Speed benchmarks; each prints its throughput and the ratio against a naive baseline.",
                          "examples:\n  foilbench perf frames\n  foilbench perf score\n  foilbench perf pipeline\n"
-                         "  foilbench perf score --realistic --device cuda")
+                         "  foilbench perf score --realistic --device cuda\n  foilbench perf probe")
     sub = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     frames = add_command(
         sub, "frames", "frame decoding throughput against a naive baseline",
@@ -163,3 +175,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     store.add_argument("--items", type=int, default=100_000, help="items of the generated run (default 100000)")
     store.add_argument("--chunk-size", type=int, default=8, help="items per chunk (default 8)")
     store.set_defaults(func=_store)
+    probe = add_command(
+        sub, "probe", "one what-if probe against the demo's four trained models, once loaded",
+        "Load the demo's four trained models (built first when absent, as `foilbench demo` builds them), then time "
+        "one probe of one order item (its caption and foil) against all four, with the frames decoded and again "
+        "from the frame cache; the target is under 2 seconds on 2 cores.",
+        "example:\n  foilbench perf probe --home /path/to/demo-home")
+    probe.add_argument("--home", help="data home holding the demo's models and world (default: the data home)")
+    probe.add_argument("--size", default="full", choices=["small", "full"], help="which world (default full)")
+    probe.add_argument("--benchmark", default="vitatecs", help="whose item is probed (default vitatecs)")
+    probe.add_argument("--device", default="cpu", help="cpu (default), cuda, auto")
+    probe.set_defaults(func=_probe)

@@ -2,11 +2,15 @@
 the run's own (the one place that maps a control's name to its policy, and a policy back to its control).
 
 - ``blind``: no video. Protocols that ask a question (entail, mc) are asked without frames (policy ``none``);
-  similarity models, which need a video, see one black frame (``single:blank=true``): what is left is the text
-  side's prior.
-- ``one-frame``: the middle frame of the window (``single:mode=middle``).
+  similarity models, which need a video, see a black frame (``single:blank=true``, repeated as below): what is
+  left is the text side's prior.
+- ``one-frame``: the middle frame of the window as a still, repeated as many times as the run samples frames
+  (``single:mode=middle,repeat=k``), so a model that takes a fixed number of frames (X-CLIP) can be asked.
 - ``shuffled``: the run's frames fed in a seeded random order (``order=shuffle``, one permutation per clip).
 - ``reversed``: the run's frames fed backwards (``order=reverse``).
+
+``as-is`` (:data:`AS_IS`) names the run's own frames where a choice among controls is offered (probes, the pair
+viewer); it is no control.
 """
 
 from __future__ import annotations
@@ -15,19 +19,28 @@ from typing import Callable, Mapping
 
 from bench.frames.sampling import FramePolicy, policy
 
+AS_IS = "as-is"
+
 
 def _reordered(order: str) -> Callable[[FramePolicy, bool], FramePolicy]:
     def derive(base: FramePolicy, blind_ok: bool) -> FramePolicy:
         if base.name in ("single", "none"):
-            raise ValueError(f"the {order}d-frames control needs a frame policy of several frames, got {base.name!r}")
+            raise ValueError(f"the {order}d-frames control reorders frames: the frame policy {base.name!r} has none "
+                             "to reorder")
         return policy(base.name, **{**dict(base.params), "order": order})
 
     return derive
 
 
+def _still(base: FramePolicy, **blank: bool) -> FramePolicy:
+    """The middle frame (or a black frame with ``blank=True``), as many times as ``base`` samples frames."""
+    repeat = int(dict(base.params).get("k", 1))
+    return policy("single", mode="middle", **blank, **({"repeat": repeat} if repeat > 1 else {}))
+
+
 CONTROLS: dict[str, Callable[[FramePolicy, bool], FramePolicy]] = {
-    "blind": lambda base, blind_ok: policy("none") if blind_ok else policy("single", mode="middle", blank=True),
-    "one-frame": lambda base, blind_ok: policy("single", mode="middle"),
+    "blind": lambda base, blind_ok: policy("none") if blind_ok else _still(base, blank=True),
+    "one-frame": lambda base, blind_ok: _still(base),
     "shuffled": _reordered("shuffle"),
     "reversed": _reordered("reverse"),
 }
@@ -40,9 +53,11 @@ def check_control(name: str) -> str:
     return name
 
 
-def control_policy(name: str, base: FramePolicy, blind_ok: bool) -> FramePolicy:
-    """The frame policy of control ``name`` for a run whose own policy is ``base``; ``blind_ok``: whether the run's
-    protocol can be asked without frames."""
+def control_policy(name: str, base: FramePolicy, blind_ok: bool = True) -> FramePolicy:
+    """The frame policy of control ``name`` (or ``as-is``: ``base`` itself) for a run whose own policy is ``base``;
+    ``blind_ok``: whether the run's protocol can be asked without frames."""
+    if name == AS_IS:
+        return base
     return CONTROLS[check_control(name)](base, blind_ok)
 
 

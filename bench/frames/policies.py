@@ -3,7 +3,7 @@
 Every policy takes ``(first, count, fps, params, key)``: the window's first frame index, how many frames it has, the
 video's frame rate, the policy's parameters and a string identifying the clip (for seeded policies). It returns the
 chosen absolute indices in time order and notes on any fallback (never silent padding). The frames are decoded in
-time order and then fed in :func:`feeding_order` (``order=reverse`` for a control).
+time order and then fed in :func:`feeding_order` (``order=reverse`` or ``order=shuffle`` for a control).
 """
 
 from __future__ import annotations
@@ -91,12 +91,14 @@ def consecutive(first: int, count: int, fps: float, params: dict, key: str) -> S
 
 
 def single(first: int, count: int, fps: float, params: dict, key: str) -> Selection:
-    """One frame: the middle one (``mode="middle"``) or a seeded random one (``mode="random"``)."""
+    """One frame: the middle one (``mode="middle"``) or a seeded random one (``mode="random"``), given ``repeat``
+    times (default once; a model that takes a fixed number of frames, like X-CLIP, sees a still)."""
     mode = params.get("mode", "middle")
+    repeat = int(params.get("repeat", 1))
     if mode == "middle":
-        return [first + (count - 1) // 2], []
+        return [first + (count - 1) // 2] * repeat, []
     if mode == "random":
-        return [first + int(_rng(params, key).integers(0, count))], []
+        return [first + int(_rng(params, key).integers(0, count))] * repeat, []
     raise ValueError(f"single-frame mode must be 'middle' or 'random', got {mode!r}")
 
 
@@ -186,6 +188,6 @@ PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
     "second_middles": dict(_FED),
     "quarter_seconds": dict(_FED),
     "consecutive": {"k": positive_integer, **_FED},
-    "single": {"mode": single_mode, "seed": integer, "blank": boolean},
+    "single": {"mode": single_mode, "seed": integer, "blank": boolean, "repeat": positive_integer},
     "none": {},
 }

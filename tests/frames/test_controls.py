@@ -36,12 +36,14 @@ def test_every_control_reads_back_from_its_policy(base, blind_ok):
         if name in ("shuffled", "reversed"):
             assert base_policy(derived.describe()) == own.describe()
     assert control_policy("blind", own, True) == policy("none")
-    assert control_policy("blind", own, False) == policy("single", mode="middle", blank=True)
-    assert control_policy("one-frame", own, blind_ok) == policy("single", mode="middle")
+    k = dict(own.params).get("k", 1)
+    still = {"repeat": k} if k > 1 else {}
+    assert control_policy("blind", own, False) == policy("single", mode="middle", blank=True, **still)
+    assert control_policy("one-frame", own, blind_ok) == policy("single", mode="middle", **still)
 
 
 def test_reordering_a_single_frame_and_unknown_controls_are_one_line_errors():
-    with pytest.raises(ValueError, match="needs a frame policy of several frames"):
+    with pytest.raises(ValueError, match="the shuffled-frames control reorders frames"):
         control_policy("shuffled", policy("single"), True)
     with pytest.raises(ValueError, match="unknown control 'mirrored'; choose among blind, one-frame"):
         control_policy("mirrored", policy("uniform", k=8), True)

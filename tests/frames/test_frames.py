@@ -101,7 +101,8 @@ def test_policy_arguments_are_checked():
     ("uniform:=8", "frame policy parameter must be KEY=VALUE, got '=8'"),
     ("uniform:k=8,k=4", "frame policy parameter 'k' given twice in 'uniform:k=8,k=4'"),
     ("uniform:k=8,order=backwards", "frame policy 'uniform': order must be one of forward, reverse, shuffle, got 'backwards'"),
-    ("single:order=reverse", r"frame policy 'single' takes \['mode', 'seed', 'blank'\]; missing \[\], unknown \['order'\]"),
+    ("single:order=reverse",
+     r"frame policy 'single' takes \['mode', 'seed', 'blank', 'repeat'\]; missing \[\], unknown \['order'\]"),
     ("none:k=1", r"frame policy 'none' takes no parameters; missing \[\], unknown \['k'\]"),
 ])
 def test_bad_policies_are_one_line_errors_before_any_video_is_read(text, message):
@@ -287,6 +288,23 @@ def test_cache_holds_clips_as_played_so_a_reversed_policy_decodes_once(video):
     uncached = sample_frames(Clip(video), policy("uniform", k=5, order="reverse"))
     assert read_numbers(backward.array) == read_numbers(uncached.array) == read_numbers(forward.array)[::-1]
     assert backward.indices == uncached.indices == forward.indices[::-1]
+
+
+def test_a_single_frame_repeated_is_a_still_of_the_middle_frame(video):
+    still = sample_frames(Clip(video), policy("single", repeat=4))
+    assert still.indices == [29] * 4 and read_numbers(still.array) == [29] * 4
+
+
+def test_shuffled_order_feeds_the_same_frames_in_a_seeded_order_decoded_once(video):
+    cache = FrameCache()
+    forward = sample_frames(Clip(video), policy("uniform", k=8), cache=cache)
+    shuffled = sample_frames(Clip(video), parse_policy("uniform:k=8,order=shuffle,seed=3"), cache=cache)
+    again = sample_frames(Clip(video), policy("uniform", k=8, order="shuffle", seed=3))
+    other = sample_frames(Clip(video), policy("uniform", k=8, order="shuffle", seed=4))
+    assert (cache.hits, cache.misses) == (1, 1)
+    assert sorted(shuffled.indices) == forward.indices and shuffled.indices != forward.indices
+    assert read_numbers(shuffled.array) == shuffled.indices == again.indices
+    assert other.indices != shuffled.indices and sorted(other.indices) == forward.indices
 
 
 def test_concurrent_requests_for_one_clip_decode_it_once(video):

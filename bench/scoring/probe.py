@@ -1,0 +1,165 @@
+"""What-if probes: any texts scored against one clip (or a window of it) by one model, through the run's own path.
+
+A probe is a one-item run held in memory: the texts become an item of one clip, the family's pair protocol makes its
+requests (``similarity`` for CLIP and X-CLIP, ``entail`` for a Video-LLM, P(Yes) with the benchmark-neutral
+``yes-no`` prompt unless another is named, ``loglik`` for a text LM), the frame policy (with a shortcut control on
+top, :mod:`bench.frames.controls`) samples the clip through the frame cache, and the runner's
+:func:`~bench.scoring.runner.score_items` asks the backend, so a probe's score is the number a run stores for the same
+clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+
+from bench.frames import FrameCache, FrameError, FramePolicy, decode, parse_policy, policy, sample_frames
+from bench.frames.controls import AS_IS, control_policy
+from bench.items import Clip, Item
+from bench.scoring import prompts
+from bench.scoring.protocols import PROTOCOLS, Entailment, Protocol
+from bench.scoring.warm import MODELS, WarmModels
+
+FRAMES = FrameCache(max_bytes=512 * 1024**2)
+"""The process's cache of decoded clips for probes (a clip probed again under another control decodes once)."""
+PROBE_ITEM = "probe"
+DEFAULT_FRAMES = "uniform:k=8"
+
+
+class ProbeError(ValueError):
+    """A probe the model could not answer (e.g. an X-CLIP given one frame): one line, the model's reason."""
+
+
+@dataclass
+class Probe:
+    """One probe: what was asked of which clip with which model, and the score of each text in the order given."""
+
+    model: str
+    family: str
+    video: str
+    start: float | None
+    end: float | None
+    control: str
+    frames: dict
+    prompt: str | None
+    texts: list[str]
+    scores: list[float]
+    seconds: float
+    time: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    def json(self) -> list[dict]:
+        """``[{"text", "score"}, ...]`` in the order the texts were given."""
+        return [{"text": t, "score": s} for t, s in zip(self.texts, self.scores)]
+
+    def records(self) -> list[dict]:
+        """One row per text for ``probes.parquet`` (:mod:`bench.store.probes`)."""
+        frames = ",".join(f"{k}={v}" for k, v in self.frames.items() if k != "name")
+        return [{"model": self.model, "family": self.family, "video": self.video, "start": self.start,
+                 "end": self.end, "text": t, "control": self.control,
+                 "frames": self.frames["name"] + (f":{frames}" if frames else ""), "prompt": self.prompt,
+                 "score": s, "time": self.time} for t, s in zip(self.texts, self.scores)]
+
+
+def probe_protocol(family: str, prompt: str | None = None) -> Protocol:
+    """The family's pair protocol (its default one): ``entail`` with ``prompt`` (a name or a template with
+    ``{caption}``; default ``yes-no``), or ``similarity`` / ``loglik``, which take no prompt."""
+    from bench.scoring.families import check_protocol
+
+    name = check_protocol(family, None)
+    if name == "entail":
+        return Entailment(*prompts.resolve(prompt or "yes-no", None, "entail"))
+    if prompt is not None:
+        raise ValueError(f"the {family} family asks no question ({name}), so a probe of it takes no --prompt")
+    return PROTOCOLS[name]()
+
+
+def probe_item(video: str | Clip, texts: Sequence[str], start: float | None = None,
+               end: float | None = None) -> Item:
+    """The texts as an item of one clip (``video``: a file, with the window ``start``-``end`` in seconds, or a
+    benchmark item's clip as it is), checked as any item is: no empty text, no control character."""
+    clip = video if isinstance(video, Clip) else Clip(video, start, end)
+    return Item("probe", PROBE_ITEM, "", (clip,), tuple(texts), ((0,),))
+
+
+def run_setup(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The :func:`probe` arguments that ask a model as the run of ``manifest`` asked it (model, family, frame
+    policy, backend options, and for a Video-LLM asked Yes/No its prompt; a Video-LLM asked A/B is probed Yes/No with
+    the ``yes-no`` prompt)."""
+    frames = dict(manifest.get("frame_policy") or {"name": "uniform", "k": 8})
+    prompt = (manifest.get("prompt") or {}).get("template") if manifest.get("protocol") == "entail" else None
+    return {"model": str(manifest["model"]), "family": manifest.get("family"),
+            "frames": policy(frames.pop("name"), **frames), "options": dict(manifest.get("options") or {}),
+            "prompt": prompt, "seed": int(manifest.get("seed") or 0)}
+
+
+def resolve_model(model: str, family: str | None) -> tuple[str, str]:
+    """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads."""
+    from bench.scoring.families import check_fits, check_protocol, infer_family
+    from bench.scoring.hub import locate
+
+    if family is not None:
+        check_protocol(family, None)
+    located = locate(model)
+    if family is None:
+        return located, infer_family(located)
+    check_fits(located, family)
+    return located, family
+
+
+def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | None = None,
+          frames: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
+          start: float | None = None, end: float | None = None, device: str = "auto", dtype: str = "auto",
+          options: Mapping[str, Any] | None = None, seed: int = 0, size: Any = "auto", decoder: str = "decord",
+          models: WarmModels = MODELS, cache: FrameCache | None = FRAMES) -> Probe:
+    """Score ``texts`` against ``video`` (its window ``start``-``end`` in seconds) with ``model``, the frames
+    sampled by ``frames`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
+    ``control``. Everything that can be checked is checked before the model loads (texts, control, policy, prompt,
+    model, video); a model that cannot answer raises :class:`ProbeError`."""
+    from bench.scoring.runner import ChunkVideos, frame_size, resolve_device, score_items, seeded
+
+    if not texts:
+        raise ValueError("give at least one text to score")
+    item = probe_item(video, texts, start, end)
+    base = frames if isinstance(frames, FramePolicy) else parse_policy(frames or DEFAULT_FRAMES)
+    located, family = resolve_model(model, family)
+    protocol = probe_protocol(family, prompt)
+    frame_policy = seeded(control_policy(control, base, protocol.blind_ok), seed)
+    blind = frame_policy.name == "none"
+    if not protocol.uses_frames:
+        frame_policy = policy("none")
+    elif blind and not protocol.blind_ok:
+        raise ValueError(f"the {family} family ({protocol.name}) needs frames: --frames none is for protocols "
+                         "that can be asked without them")
+    if protocol.uses_frames:
+        try:
+            decode.probe(item.clips[0].path, decoder)
+        except FrameError as err:
+            raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
+    device = resolve_device(device)
+    warm = models.get(located, family, device, dtype, options)
+    started = time.perf_counter()
+    backend = warm.backend
+    needed = getattr(backend, "frames_needed", None)
+    if frames is None and needed and protocol.uses_frames and not blind:
+        frame_policy = seeded(control_policy(control, policy("uniform", k=needed), protocol.blind_ok), seed)
+    backend.prepare(protocol.answers)
+    backend.reset()
+    videos = None
+    if protocol.uses_frames:
+        size = frame_size(size, backend)
+        try:
+            sampled = sample_frames(item.clips[0], frame_policy, backend=decoder, size=size, cache=cache)
+        except FrameError as err:
+            raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
+        key = (PROBE_ITEM, 0)
+        encoded = {key: backend.encode(sampled.array)}
+        videos = ChunkVideos([item], {key: sampled}, frame_policy, decoder, size, encoded)
+    scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
+    if failures:
+        raise ProbeError(f"{model} could not score the probe: {failures[0]['reason']}")
+    scores = [row["score"] for row in sorted(scored.pair, key=lambda row: row["text"])]
+    clip = item.clips[0]
+    return Probe(model, family, clip.path, *clip.window_seconds(), control, frame_policy.describe(),
+                 protocol.describe().get("name"), list(texts), scores, time.perf_counter() - started)
