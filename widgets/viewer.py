@@ -19,6 +19,8 @@ from widgets.describe import UNITS, choice_lines, number, score_lines, text_name
 from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, RefusedFile, make_proxy
 
+NOT_SCORED = "not scored"
+
 
 def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: Path | None) -> list[dict]:
     """Per clip: the proxy URL (or the reason there is none), its duration, and the sampled frame times on it."""
@@ -67,6 +69,14 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
                         for r in mine.itertuples()]}
 
 
+def not_scored_state(run: Run) -> dict:
+    """A run's view of an item it was not asked: said so, with no outcome (never counted as wrong)."""
+    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
+            "unit": UNITS.get(run.manifest.get("measure"), ""), "lines": [NOT_SCORED + ": this run was not asked "
+                                                                             "this item"], "margin": "–",
+            "correct": []}
+
+
 class PairViewer(anywidget.AnyWidget):
     """Shows one item: video(s) with play/pause, scrubbing and sampled-frame ticks, texts with changed words marked,
     and each run's scores, margin and correctness. Arrow keys (or j/k) ask the item browser for the next/previous
@@ -84,6 +94,7 @@ class PairViewer(anywidget.AnyWidget):
                  **kwargs):
         super().__init__(**kwargs)
         self.run_list = list(runs)
+        self._asked_ids: dict[int, set[str]] = {}
         self.proxy_folder = Path(proxy_folder) if proxy_folder is not None else None
         self.serve = serve
         self._navigate: list[Callable[[str], None]] = []
@@ -94,6 +105,12 @@ class PairViewer(anywidget.AnyWidget):
         """The kernel's proxy server (one for every viewer and proxy folder; restarted if it died), or ``None`` when
         not serving."""
         return ProxyServer.shared() if self.serve else None
+
+    def _asked(self, run: Run) -> set[str]:
+        """The ids of the items ``run`` was asked (read once per run)."""
+        if id(run) not in self._asked_ids:
+            self._asked_ids[id(run)] = {it.item_id for it in run.items()}
+        return self._asked_ids[id(run)]
 
     def _message(self, _widget, content, _buffers) -> None:
         for callback in self._navigate:
@@ -113,10 +130,10 @@ class PairViewer(anywidget.AnyWidget):
             outcomes = run_outcomes(items, scores) if outcomes is None else outcomes
             margins = run_margins(items, scores) if margins is None else margins
         margin = margins[margins["item_id"] == item.item_id].set_index("run")["margin"]
-        first = self.run_list[0] if self.run_list else None
+        asked = [run for run in self.run_list if item.item_id in self._asked(run)]
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []
-        self.clips = clip_state(item, first, self.server, self.proxy_folder)
+        self.clips = clip_state(item, asked[0] if asked else None, self.server, self.proxy_folder)
         self.runs = [run_state(item, run, outcomes[outcomes["run"] == run.label], margin.get(run.label, float("nan")),
-                               twin) for run in self.run_list]
+                               twin) if run in asked else not_scored_state(run) for run in self.run_list]
         self.item = {"item_id": item.item_id, "benchmark": item.benchmark, "subset": item.subset}
