@@ -6,7 +6,6 @@ from __future__ import annotations
 import altair as alt
 import ipywidgets as w
 import pandas as pd
-from IPython.display import display
 
 from bench.metrics.velociti import entailment_points
 from bench.metrics.dispatch import run_table
@@ -121,27 +120,27 @@ def chart_runs(browser: ItemBrowser) -> tuple[str | None, str | None]:
     return scatter if browser.benchmark == "velociti" else None, bars
 
 
-def linked_charts(browser: ItemBrowser) -> w.Output:
+def linked_charts(browser: ItemBrowser) -> w.VBox:
     """The scatter (VELOCITI runs with P(Yes) scores) and the bars by subset of the :func:`chart_runs`, each over
     the items its run scored; drawn again when the browser's choice of runs or metric changes."""
-    out = w.Output()
+    box = w.VBox()
 
     def draw(_=None) -> None:
         scatter, bars = chart_runs(browser)
         index = {r.label: i for i, r in enumerate(browser.run_list)}
-        out.clear_output()
-        with out:
-            if scatter is not None:
-                display(linked_scatter(browser, index[scatter]))
-            elif browser.benchmark == "velociti":
-                print("no entailment scatter: choose a VELOCITI run with P(Yes) scores (protocol entail)")
-            if bars is None:
-                print("no bars: no metric applies to the chosen runs")
-                return
+        shown: list[w.DOMWidget] = []
+        if scatter is not None:
+            shown.append(linked_scatter(browser, index[scatter]))
+        elif browser.benchmark == "velociti":
+            shown.append(w.Label("no entailment scatter: choose a VELOCITI run with P(Yes) scores (protocol entail)"))
+        if bars is None:
+            shown.append(w.Label("no bars: no metric applies to the chosen runs"))
+        else:
             run = browser.run_list[index[bars]]
-            display(linked_bars(browser, run_table(run), browser.headline[bars]))
+            shown.append(linked_bars(browser, run_table(run), browser.headline[bars]))
+        box.children = shown
 
     browser.picker.observe(draw, names="value")
     browser.metric.observe(draw, names="value")
     draw()
-    return out
+    return box
