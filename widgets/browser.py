@@ -48,12 +48,10 @@ class ItemBrowser(w.VBox):
         self.benchmark = next(iter(self.items.values())).benchmark if self.items else ""
         self.asked = {r.label: set(self.items) if items is not None else {it.item_id for it in r.items()}
                       for r in self.run_list}
-        self.outcomes = _concat([run_outcomes(self._own(r), {r.label: RunScores.of(r)}) for r in self.run_list],
+        self.outcomes = _concat([run_outcomes(self.own_items(r), {r.label: RunScores.of(r)}) for r in self.run_list],
                                 OUTCOME_COLUMNS)
-        self.margins = _concat([run_margins(self._own(r), {r.label: RunScores.of(r)}) for r in self.run_list],
+        self.margins = _concat([run_margins(self.own_items(r), {r.label: RunScores.of(r)}) for r in self.run_list],
                                ["run", "item_id", "margin"])
-        self.shown_runs = list(dict.fromkeys(self.outcomes["run"]))
-        self.unjudged = [r.label for r in self.run_list if r.label not in self.shown_runs]
         self._scores: dict[str, pd.DataFrame] = {}
         self.viewer = PairViewer(self.run_list, serve=serve, proxy_folder=proxy_folder)
         self.viewer.on_navigate(self._navigate)
@@ -82,7 +80,7 @@ class ItemBrowser(w.VBox):
                           w.HBox([self.previous, self.next]), self.viewer])
         self.refresh()
 
-    def _own(self, run: Run) -> list[Item]:
+    def own_items(self, run: Run) -> list[Item]:
         """The items ``run`` was asked, in the browser's order."""
         return [it for item_id, it in self.items.items() if item_id in self.asked[run.label]]
 

@@ -49,12 +49,13 @@ def linked_scatter(browser: ItemBrowser, run_index: int | None = None) -> alt.Ju
         raise ValueError(f"the entailment scatter is VELOCITI's; these runs are of {browser.benchmark}")
     if run_index is None:
         chosen = {r.label for r in browser.chosen}
-        found = [i for i, r in enumerate(browser.run_list) if r.manifest.get("measure") == "p_yes" and r.label in chosen]
+        found = [i for i, r in enumerate(browser.run_list)
+                 if r.manifest.get("measure") == "p_yes" and r.label in chosen]
         if not found:
             raise ValueError("no run with P(Yes) scores (protocol entail) among the browser's chosen runs")
         run_index = found[0]
     run = browser.run_list[run_index]
-    points = entailment_points(browser._own(run), run.pair)
+    points = entailment_points(browser.own_items(run), run.pair)
     subsets = {it.item_id: it.subset for it in browser.items.values()}
     chart = _jupyter_chart(scatter_chart(points.assign(subset=points["item_id"].map(subsets)), run.label))
     chart.selections.observe(lambda change: browser.select([p["item_id"] for p in change.new.value]), ["pick"])

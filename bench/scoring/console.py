@@ -10,7 +10,7 @@ from tqdm.std import tqdm as std_tqdm
 
 LINE_EVERY_S = 30.0     # a log gets a progress line at least this often...
 LINE_EVERY_SHARE = 0.1  # ...and one per tenth of the work
-LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit}s ({percentage:.0f} %), {elapsed} elapsed, {remaining} left"
+LINE_FORMAT = "{desc}: {n_fmt}/{total_fmt} {unit}s ({percentage:.0f} %), {elapsed} elapsed, {remaining} left{postfix}"
 
 
 class LineProgress(std_tqdm):

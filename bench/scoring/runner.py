@@ -415,11 +415,22 @@ def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
         plan, lock, _ = prepared or (_plan(config), None, complete)
         try:
             if complete:
-                return plan.out
+                return _finished(config, plan.out, ranks)
             return _score(config, plan, ranks, group, lock, frames if frames is not None else FrameCache())
         finally:
             if lock is not None:
                 lock.release()
+
+
+def _finished(config: ScoreConfig, out: Path, ranks: Ranks) -> Path:
+    """A run found complete before any model loaded: its summary line again, and :class:`TooManyFailures` as when
+    it was scored."""
+    summary = summarize(read_run(out))
+    if ranks.leader:
+        print(f"{out.name}: {summary.line()}", file=sys.stderr)
+    if summary.failed and (summary.failed == summary.items or summary.failure_rate > config.max_failure_rate):
+        raise TooManyFailures(out, summary, config.max_failure_rate)
+    return out
 
 
 def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock, bool]:

@@ -6,6 +6,8 @@ scatter, the bars) comes from a plain model before the biased copies and control
 from __future__ import annotations
 
 import itertools
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +137,25 @@ def test_defaults_come_from_plain_runs_and_charts_follow_the_choice(browser):
     assert set(browser.ids()) == asked  # the list holds the items the chosen runs scored
     assert "CLIP" not in browser.count.value
     assert "biased Yes/No" in charts.children[0].chart.to_dict()["title"]["text"]
+
+
+def test_an_item_asked_but_failed_shows_failed_and_counts_wrong(sample, tiny, runs, tmp_path):
+    s = sample["velociti"]
+    root = tmp_path / "videos"
+    shutil.copytree(s.video_root, root)
+    source = DataSource.of("velociti", s.data_path, root, s.loader_options)
+    first = next(it for it in source.load().items if it.role == "main")
+    for clip in first.clips:
+        Path(clip.path).unlink()
+    folder = score(ScoreConfig(source, tiny("clip"), family="contrastive", protocol="similarity",
+                               out=tmp_path / "run", limit=3, name="CLIP some videos", progress=False))
+    failing = read_run(folder)
+    assert len(failing.failures)
+    browser = ItemBrowser([failing, runs[2]], serve=False, proxy_folder=tmp_path / "proxies")
+    cells = dict(zip(browser.ids(), _column(browser, f"correct:{failing.label}")))
+    failed = set(failing.failures["item_id"])
+    assert {cells[i] for i in failed} == {"failed"}
+    assert {c for i, c in cells.items() if i not in failed} <= {"✓", "✗", NOT_SCORED}
+    assert len(cells) == len(browser.table) and NOT_SCORED in cells.values()
+    browser.flag.value = "wrong in some run"
+    assert failed <= set(browser.ids())  # counted wrong, as the metrics count it
