@@ -72,9 +72,8 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
 def not_scored_state(run: Run) -> dict:
     """A run's view of an item it was not asked: said so, with no outcome (never counted as wrong)."""
     return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
-            "unit": UNITS.get(run.manifest.get("measure"), ""), "lines": [NOT_SCORED + ": this run was not asked "
-                                                                             "this item"], "margin": "–",
-            "correct": []}
+            "unit": UNITS.get(run.manifest.get("measure"), ""), "margin": "–", "correct": [],
+            "lines": [f"{NOT_SCORED}: this run was not asked this item"]}
 
 
 class PairViewer(anywidget.AnyWidget):
