@@ -182,6 +182,7 @@ def _page(browser, path: Path, shots: Path | None) -> dict:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
     from playwright.sync_api import sync_playwright
