@@ -62,11 +62,14 @@ CONTROL_WORDS = ("biased", "blind", "reversed")  # how the demo names its biased
 
 
 def is_control(manifest: dict) -> bool:
-    """Whether a run is a control or a deliberately biased copy rather than a plain model: no frames or frames fed
-    backwards (its manifest's frame policy), or named so (the demo's ``biased``, ``blind``, ``reversed`` in the run's
-    name or its model's folder). Every default the explore notebook takes prefers the other runs."""
-    policy = manifest.get("frame_policy") or {}
-    if isinstance(policy, dict) and (policy.get("name") == "none" or policy.get("order") == "reverse"):
+    """Whether a run is a control or a deliberately biased copy rather than a plain model: a video model fed no
+    frames or frames backwards (its manifest's frame policy; a text-only model reads no frames and is a plain model of
+    its kind), or named so (the demo's ``biased``, ``blind``, ``reversed`` in the run's name or its model's folder).
+    Every default the explore notebook takes prefers the other runs."""
+    policy = manifest.get("frame_policy")
+    policy = policy if isinstance(policy, dict) else {}
+    blind = policy.get("name") == "none" and manifest.get("family") != "textlm"
+    if blind or policy.get("order") == "reverse":
         return True
     names = f"{manifest.get('name') or ''} {Path(str(manifest.get('model') or '')).name}".lower()
     return any(word in names for word in CONTROL_WORDS)

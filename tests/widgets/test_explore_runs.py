@@ -65,6 +65,7 @@ def test_plain_models_before_biased_copies_and_controls(runs):
     assert is_control({"name": "X-CLIP reversed", "frame_policy": {"name": "uniform", "k": 8}})  # the demo's name
     assert is_control({"name": "mine", "frame_policy": {"name": "uniform", "k": 8, "order": "reverse"}})
     assert is_control({"name": "mine", "model": "/models/qwen2vl-world-biased"})
+    assert not is_control({"name": "gpt2", "family": "textlm", "frame_policy": {"name": "none"}})  # text-only
     assert [r.label for r in plain_first(runs)] == ["CLIP", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "biased Yes/No",
                                                     "Qwen2-VL blind"]
 
