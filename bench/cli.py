@@ -54,9 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if not getattr(args, "func", None):
+        if unknown:
+            parser.parse_args(argv)  # argparse's own error, naming them
         parser.print_help()
+        return 2
+    if unknown:
+        print(f"foilbench {args.command}: error: unrecognized arguments: {' '.join(unknown)} (see foilbench "
+              f"{args.command} --help)", file=sys.stderr)
         return 2
     try:
         return int(args.func(args) or 0)

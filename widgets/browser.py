@@ -1,4 +1,5 @@
-"""The item browser: a filterable, sortable list of items across runs; the selected item shows in the pair viewer."""
+"""The item browser: a filterable, sortable list of the items its chosen runs scored; the selected item shows in the
+pair viewer."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import numpy as np
 import pandas as pd
 
 from bench.items import Item
-from bench.metrics.flags import RunScores, headline_metrics, item_flags, run_margins, run_outcomes
+from bench.metrics.aggregate import ALL, Settings
+from bench.metrics.dispatch import run_table
+from bench.metrics.flags import OUTCOME_COLUMNS, RunScores, headline_metrics, item_flags, run_margins, run_outcomes
 from bench.store import Run, read_run
 from widgets.describe import number
 from widgets.itemlist import ItemList
-from widgets.viewer import PairViewer
+from widgets.runs import plain_first, union_items
+from widgets.viewer import NOT_SCORED, PairViewer
 
 FLAGS = {
     "all items": None,
@@ -23,65 +27,116 @@ FLAGS = {
     "runs disagree": "disagree",
 }
 MARKS = {1.0: "✓", 0.0: "✗"}
+FAILED = "failed"  # asked, but no score to judge (counted wrong by the metrics, as here)
 
 
 class ItemBrowser(w.VBox):
-    """Filters (subset, flag), the metric the "correct" columns show, the item list (per run: correct or not and
+    """Runs to browse (a multi-select, plain models first), filters (subset, flag), the metric the "correct" columns
+    show, the item list (every item some chosen run scored; per run: right, wrong, failed or not scored, and the
     margin; click a column title to sort), and the pair viewer."""
 
     def __init__(self, runs: Sequence[Run | str | Path], items: Sequence[Item] | None = None, *, serve: bool = True,
                  proxy_folder: str | Path | None = None):
-        self.run_list = [r if isinstance(r, Run) else read_run(r) for r in runs]
+        self.run_list = plain_first([r if isinstance(r, Run) else read_run(r) for r in runs])
         if not self.run_list and items is None:
             raise ValueError("give at least one run (or the items to browse)")
         benchmarks = {str(r.manifest.get("benchmark")) for r in self.run_list}
         if len(benchmarks) > 1:
             raise ValueError(f"the runs are of several benchmarks ({', '.join(sorted(benchmarks))}): browse one "
                              "benchmark at a time")
-        self.items = {it.item_id: it for it in (items if items is not None else self.run_list[0].items())}
+        self.items = {it.item_id: it for it in (items if items is not None else union_items(self.run_list))}
         self.benchmark = next(iter(self.items.values())).benchmark if self.items else ""
-        scores = {r.label: RunScores.of(r) for r in self.run_list}
-        listed = list(self.items.values())
-        self.outcomes = run_outcomes(listed, scores)
-        self.margins = run_margins(listed, scores)
-        self.shown_runs = list(dict.fromkeys(self.outcomes["run"]))
-        self.unjudged = [r.label for r in self.run_list if r.label not in self.shown_runs]
+        self.asked = {r.label: set(self.items) if items is not None else {it.item_id for it in r.items()}
+                      for r in self.run_list}
+        self.outcomes = _concat([run_outcomes(self.own_items(r), {r.label: RunScores.of(r)}) for r in self.run_list],
+                                OUTCOME_COLUMNS)
+        self.margins = _concat([run_margins(self.own_items(r), {r.label: RunScores.of(r)}) for r in self.run_list],
+                               ["run", "item_id", "margin"])
+        self._scores: dict[str, pd.DataFrame] = {}
         self.viewer = PairViewer(self.run_list, serve=serve, proxy_folder=proxy_folder)
         self.viewer.on_navigate(self._navigate)
-        metrics = list(dict.fromkeys(self.outcomes["metric"]))
-        self.metric = w.Dropdown(options=metrics, value=metrics[0] if metrics else None, description="correct on")
+        labels = [r.label for r in self.run_list]
+        self.picker = w.SelectMultiple(options=labels, value=tuple(labels), description="runs",
+                                       rows=min(max(len(labels), 2), 8))
+        self.metric = w.Dropdown(description="correct on")
+        self._metric_options()
         self.flag = w.Dropdown(options=list(FLAGS), description="show")
         self.list = ItemList()
         self.count = w.Label()
         self.previous, self.next = w.Button(description="◀ previous"), w.Button(description="next ▶")
         self.pinned: list[str] | None = None
         self._judge()
-        self.subset = w.Dropdown(options=["all"] + sorted(self.table["subset"].unique()), description="subset")
+        subsets = sorted({it.subset for it in self.items.values() if it.role == "main"})
+        self.subset = w.Dropdown(options=["all"] + subsets, description="subset")
         for control in (self.subset, self.flag):
             control.observe(lambda _: self.refresh(), names="value")
         self.metric.observe(lambda _: (self._judge(), self.refresh()), names="value")
+        self.picker.observe(lambda _: self._rechoose(), names="value")
         self.list.observe(lambda _: self.refresh(keep=True), names="sort")
         self.list.observe(self._selected, names="selected")
         self.previous.on_click(lambda _: self._navigate("previous"))
         self.next.on_click(lambda _: self._navigate("next"))
-        super().__init__([w.HBox([self.subset, self.flag, self.metric]), self.count, self.list,
+        super().__init__([self.picker, w.HBox([self.subset, self.flag, self.metric]), self.count, self.list,
                           w.HBox([self.previous, self.next]), self.viewer])
+        self.refresh()
+
+    def own_items(self, run: Run) -> list[Item]:
+        """The items ``run`` was asked, in the browser's order."""
+        return [it for item_id, it in self.items.items() if item_id in self.asked[run.label]]
+
+    @property
+    def chosen(self) -> list[Run]:
+        """The runs chosen in the multi-select, plain models first."""
+        return [r for r in self.run_list if r.label in self.picker.value]
+
+    def _chosen_outcomes(self) -> pd.DataFrame:
+        return self.outcomes[self.outcomes["run"].isin(self.picker.value)]
+
+    def _metric_options(self) -> None:
+        """The metrics of the chosen runs (the first plain run's first); the current one kept when it applies."""
+        metrics = list(dict.fromkeys(self._chosen_outcomes()["metric"]))
+        current = self.metric.value
+        self.metric.options = metrics
+        self.metric.value = current if current in metrics else (metrics[0] if metrics else None)
+
+    def _rechoose(self) -> None:
+        self.viewer.run_list = self.chosen
+        with self.metric.hold_trait_notifications():
+            self._metric_options()
+        self._judge()
         self.refresh()
 
     @property
     def headline(self) -> dict[str, str]:
-        """Per run, the metric its "correct" column shows (the chosen one where it applies, else the run's first)."""
-        return headline_metrics(self.outcomes, self.metric.value)
+        """Per chosen run, the metric its "correct" column shows (the chosen one where it applies, else the run's
+        first)."""
+        return headline_metrics(self._chosen_outcomes(), self.metric.value)
+
+    def engine_value(self, run: str, metric: str) -> tuple[float, int]:
+        """The run's overall value and item count on ``metric`` as ``foilbench metrics`` computes them."""
+        if run not in self._scores:
+            stored = next(r for r in self.run_list if r.label == run)
+            self._scores[run] = run_table(stored, Settings(n_boot=1), by=())
+        table = self._scores[run]
+        row = table[(table["metric"] == metric) & (table["by"] == ALL)]
+        return (float(row["value"].iloc[0]), int(row["n"].iloc[0])) if len(row) else (float("nan"), 0)
 
     def _judge(self) -> None:
-        """The wide item table: flags, and per run the outcome on its headline metric and the margin."""
-        listed = list(self.items.values())
-        table = item_flags(listed, self.outcomes, self.metric.value)
+        """The wide item table over the items some chosen run was asked: flags, and per run its outcome on its
+        headline metric ("correct", NaN unless judged), what its cell shows ("state") and the margin."""
+        chosen = {r.label for r in self.chosen}
+        scored = set().union(*(self.asked[label] for label in chosen)) if chosen else set()
+        listed = [it for item_id, it in self.items.items() if item_id in scored]
+        outcomes = self._chosen_outcomes()
+        table = item_flags(listed, outcomes, self.metric.value)
         for run, metric in self.headline.items():
-            own = self.outcomes[(self.outcomes["run"] == run) & (self.outcomes["metric"] == metric)]
-            ok = own[own["status"] == "ok"].set_index("item_id")["value"]
+            own = outcomes[(outcomes["run"] == run) & (outcomes["metric"] == metric)].set_index("item_id")
+            ok = own[own["status"] == "ok"]["value"]
             table[f"correct:{run}"] = table["item_id"].map(ok)
-        for run in self.shown_runs:
+            state = table[f"correct:{run}"].map(MARKS)
+            asked = table["item_id"].isin(self.asked[run])
+            table[f"state:{run}"] = state.where(state.notna(), np.where(asked, FAILED, NOT_SCORED))
+        for run in self.headline:
             margin = self.margins[self.margins["run"] == run].set_index("item_id")["margin"]
             table[f"margin:{run}"] = table["item_id"].map(margin)
         self.table = table.assign(order=np.arange(len(table)))
@@ -92,6 +147,25 @@ class ItemBrowser(w.VBox):
             columns += [{"key": f"correct:{run}", "title": metric, "group": run, "kind": "correct"},
                         {"key": f"margin:{run}", "title": "margin", "group": run, "kind": "number"}]
         self.list.columns = columns
+
+    def scored_counts(self) -> dict[str, int]:
+        """Per chosen run, how many of the listed main items it was asked."""
+        ids = set(self.table["item_id"])
+        return {r.label: len(self.asked[r.label] & ids) for r in self.chosen}
+
+    def count_line(self, shown: int) -> str:
+        """What the list holds: items shown of listed, and per chosen run the items it scored and its value on the
+        metric its column shows (the engine's number)."""
+        parts = []
+        for run, scored in self.scored_counts().items():
+            metric = self.headline.get(run)
+            if metric is None:
+                parts.append(f"{run}: {scored} scored, no metric of {self.benchmark} applies to its scores")
+                continue
+            value, n = self.engine_value(run, metric)
+            parts.append(f"{run}: {scored} scored, {metric} {100 * value:.1f} % (n {n})")
+        pinned = " (selected in a plot)" if self.pinned else ""
+        return f"{shown} of {len(self.table)} items{pinned} · " + " · ".join(parts)
 
     def rows(self) -> pd.DataFrame:
         """The item table filtered and sorted as the controls say (missing values last in either direction)."""
@@ -114,7 +188,7 @@ class ItemBrowser(w.VBox):
         for column in self.list.columns:
             value = row[column["key"]]
             if column["kind"] == "correct":
-                cells.append(MARKS.get(value, "–"))
+                cells.append(row["state:" + column["key"].split(":", 1)[1]])
             elif column["key"] == "order":
                 cells.append(str(int(value) + 1))
             elif column["kind"] == "number":
@@ -127,9 +201,7 @@ class ItemBrowser(w.VBox):
         """Apply the filters and the sort; show the first item (``keep``: the selected one, if still listed)."""
         rows = self.rows()
         self.list.rows = [{"id": r["item_id"], "cells": self._cells(r)} for _, r in rows.iterrows()]
-        notes = [" (selected in a plot)" if self.pinned else ""]
-        notes += [f"; {run}: no metric of {self.benchmark} applies to its scores" for run in self.unjudged]
-        self.count.value = f"{len(rows)} of {len(self.table)} items" + "".join(notes)
+        self.count.value = self.count_line(len(rows))
         ids = rows["item_id"].tolist()
         if not (keep and self.list.selected in ids):
             self.list.selected = ids[0] if ids else ""
@@ -160,3 +232,8 @@ class ItemBrowser(w.VBox):
         here = ids.index(self.list.selected) if self.list.selected in ids else 0
         step = 1 if direction == "next" else -1 if direction == "previous" else 0
         self.list.selected = ids[(here + step) % len(ids)]
+
+
+def _concat(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    kept = [p[columns] for p in parts if len(p)]
+    return pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(columns=columns)

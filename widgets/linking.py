@@ -4,9 +4,11 @@ lists those items. Drawn as SVG by the bundled vega (no CDN)."""
 from __future__ import annotations
 
 import altair as alt
+import ipywidgets as w
 import pandas as pd
 
 from bench.metrics.velociti import entailment_points
+from bench.metrics.dispatch import run_table
 from widgets.browser import ItemBrowser
 
 EMBED = {"renderer": "svg", "actions": False}
@@ -41,17 +43,19 @@ def scatter_chart(points: pd.DataFrame, run: str) -> alt.LayerChart:
 
 
 def linked_scatter(browser: ItemBrowser, run_index: int | None = None) -> alt.JupyterChart:
-    """The entailment scatter of one VELOCITI run with P(Yes) scores (default: the browser's first); clicking
-    points lists their items."""
+    """The entailment scatter of one VELOCITI run with P(Yes) scores over the items it scored (default: the first
+    such run chosen in the browser, plain models first); clicking points lists their items."""
     if browser.benchmark != "velociti":
         raise ValueError(f"the entailment scatter is VELOCITI's; these runs are of {browser.benchmark}")
     if run_index is None:
-        found = [i for i, r in enumerate(browser.run_list) if r.manifest.get("measure") == "p_yes"]
+        chosen = {r.label for r in browser.chosen}
+        found = [i for i, r in enumerate(browser.run_list)
+                 if r.manifest.get("measure") == "p_yes" and r.label in chosen]
         if not found:
-            raise ValueError("no run with P(Yes) scores (protocol entail) among the browser's runs")
+            raise ValueError("no run with P(Yes) scores (protocol entail) among the browser's chosen runs")
         run_index = found[0]
     run = browser.run_list[run_index]
-    points = entailment_points(list(browser.items.values()), run.pair)
+    points = entailment_points(browser.own_items(run), run.pair)
     subsets = {it.item_id: it.subset for it in browser.items.values()}
     chart = _jupyter_chart(scatter_chart(points.assign(subset=points["item_id"].map(subsets)), run.label))
     chart.selections.observe(lambda change: browser.select([p["item_id"] for p in change.new.value]), ["pick"])
@@ -106,3 +110,38 @@ def linked_bars(browser: ItemBrowser, table: pd.DataFrame, metric: str, by: str 
 
     chart.selections.observe(changed, ["pick"])
     return chart
+
+
+def chart_runs(browser: ItemBrowser) -> tuple[str | None, str | None]:
+    """The runs the linked charts draw, of those chosen in the browser (plain models first): the first with P(Yes)
+    scores for VELOCITI's scatter, and the first some metric applies to for the bars."""
+    chosen = browser.chosen
+    scatter = next((r.label for r in chosen if r.manifest.get("measure") == "p_yes"), None)
+    bars = next((r.label for r in chosen if r.label in browser.headline), None)
+    return scatter if browser.benchmark == "velociti" else None, bars
+
+
+def linked_charts(browser: ItemBrowser) -> w.VBox:
+    """The scatter (VELOCITI runs with P(Yes) scores) and the bars by subset of the :func:`chart_runs`, each over
+    the items its run scored; drawn again when the browser's choice of runs or metric changes."""
+    box = w.VBox()
+
+    def draw(_=None) -> None:
+        scatter, bars = chart_runs(browser)
+        index = {r.label: i for i, r in enumerate(browser.run_list)}
+        shown: list[w.DOMWidget] = []
+        if scatter is not None:
+            shown.append(linked_scatter(browser, index[scatter]))
+        elif browser.benchmark == "velociti":
+            shown.append(w.Label("no entailment scatter: choose a VELOCITI run with P(Yes) scores (protocol entail)"))
+        if bars is None:
+            shown.append(w.Label("no bars: no metric applies to the chosen runs"))
+        else:
+            run = browser.run_list[index[bars]]
+            shown.append(linked_bars(browser, run_table(run), browser.headline[bars]))
+        box.children = shown
+
+    browser.picker.observe(draw, names="value")
+    browser.metric.observe(draw, names="value")
+    draw()
+    return box

@@ -1,12 +1,16 @@
-"""Finding the runs to browse: run folders under the data home, picked by benchmark from their manifests."""
+"""Finding the runs to browse (run folders under the data home, picked by benchmark from their manifests), which of
+them are plain models and which controls, and the items they scored together."""
 
 from __future__ import annotations
 
+import heapq
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
+from bench.items import Item
 from bench.paths import HOME_ENV, data_home
 
 DEMO_HINT = "run `foilbench demo` to score the sample suite there"
@@ -52,3 +56,59 @@ def find_runs(benchmark: str, runs: Sequence[str | Path] = (), under: str | Path
                                 f"data home that holds your runs")
     data = Counter(manifests[f].get("data_path") for f in found).most_common(1)[0][0]
     return [f for f in found if manifests[f].get("data_path") == data]
+
+
+CONTROL_WORDS = ("biased", "blind", "reversed")  # how the demo names its biased copies and controls
+
+
+def is_control(manifest: dict) -> bool:
+    """Whether a run is a control or a deliberately biased copy rather than a plain model: a video model fed no
+    frames or frames backwards (its manifest's frame policy; a text-only model reads no frames and is a plain model of
+    its kind), or named so (the demo's ``biased``, ``blind``, ``reversed`` in the run's name or its model's folder).
+    Every default the explore notebook takes prefers the other runs."""
+    policy = manifest.get("frame_policy")
+    policy = policy if isinstance(policy, dict) else {}
+    blind = policy.get("name") == "none" and manifest.get("family") != "textlm"
+    if blind or policy.get("order") == "reverse":
+        return True
+    names = f"{manifest.get('name') or ''} {Path(str(manifest.get('model') or '')).name}".lower()
+    return any(word in names for word in CONTROL_WORDS)
+
+
+def plain_first(runs: Sequence) -> list:
+    """``runs`` (anything with a ``manifest``) with the plain models first and the controls after
+    (:func:`is_control`), each group in the order given."""
+    return sorted(runs, key=lambda run: is_control(run.manifest))
+
+
+def _natural(item_id: str) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", item_id)]
+
+
+def union_items(runs: Sequence) -> list[Item]:
+    """Every item some run (anything with ``items()``, e.g. ``bench.store.Run``) was asked, once: in the order of
+    the annotation file as far as the runs show it (each run stores its items in file order), items no run places
+    relative to each other by id. The same list whatever the order of the runs."""
+    items: dict[str, Item] = {}
+    follows: dict[str, set[str]] = {}
+    for run in runs:
+        own = run.items()
+        for it in own:
+            items.setdefault(it.item_id, it)
+            follows.setdefault(it.item_id, set())
+        for before, after in zip(own, own[1:]):
+            follows[before.item_id].add(after.item_id)
+    waiting = Counter(after for afters in follows.values() for after in afters)
+    ready = [(_natural(i), i) for i in items if not waiting[i]]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        _, item_id = heapq.heappop(ready)
+        order.append(item_id)
+        for after in follows[item_id]:
+            waiting[after] -= 1
+            if not waiting[after]:
+                heapq.heappush(ready, (_natural(after), after))
+    placed = set(order)
+    order += sorted((i for i in items if i not in placed), key=_natural)  # runs that disagree on the order
+    return [items[i] for i in order]

@@ -22,6 +22,8 @@ from widgets.diff import item_diff
 from widgets.proxy import ProxyServer, RefusedFile, make_proxy
 from widgets.whatif import fit_note, rescore, targets_of
 
+NOT_SCORED = "not scored"
+
 
 def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: Path | None) -> list[dict]:
     """Per clip: the proxy URL (or the reason there is none), its duration, and the sampled frame times on it."""
@@ -70,6 +72,13 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
                         for r in mine.itertuples()]}
 
 
+def not_scored_state(run: Run) -> dict:
+    """A run's view of an item it was not asked: said so, with no outcome (never counted as wrong)."""
+    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
+            "unit": UNITS.get(run.manifest.get("measure"), ""), "margin": "–", "correct": [],
+            "lines": [f"{NOT_SCORED}: this run was not asked this item"]}
+
+
 class PairViewer(anywidget.AnyWidget):
     """Shows one item: video(s) with play/pause, scrubbing and sampled-frame ticks, texts with changed words marked,
     and each run's scores, margin and correctness. Arrow keys (or j/k) ask the item browser for the next/previous
@@ -95,6 +104,7 @@ class PairViewer(anywidget.AnyWidget):
                  models: WarmModels = MODELS, keep: bool = True, **kwargs):
         super().__init__(**kwargs)
         self.run_list = list(runs)
+        self._asked_ids: dict[int, set[str]] = {}
         self.proxy_folder = Path(proxy_folder) if proxy_folder is not None else None
         self.serve = serve
         self.models = models
@@ -112,15 +122,21 @@ class PairViewer(anywidget.AnyWidget):
         not serving."""
         return ProxyServer.shared() if self.serve else None
 
+    def _asked(self, run: Run) -> set[str]:
+        """The ids of the items ``run`` was asked (read once per run)."""
+        if id(run) not in self._asked_ids:
+            self._asked_ids[id(run)] = {it.item_id for it in run.items()}
+        return self._asked_ids[id(run)]
+
     def _message(self, _widget, content, _buffers) -> None:
         if content.get("event") == "probe":
-            self.probe(content.get("texts", []), content.get("control", "as-is"), content.get("targets"),
+            self.probe(content.get("texts", []), content.get("control", AS_IS), content.get("targets"),
                        int(content.get("clip", 0)))
             return
         for callback in self._navigate:
             callback(content.get("event", ""))
 
-    def probe(self, texts: Sequence[str], control: str = "as-is", targets: Sequence[str] | None = None,
+    def probe(self, texts: Sequence[str], control: str = AS_IS, targets: Sequence[str] | None = None,
               clip: int = 0) -> list[dict]:
         """Re-score the shown item's ``clip`` with ``texts`` under ``control`` by the models labelled ``targets``
         (default: every model not too big); the rows (per model: scores, stored scores or the error) show as each
@@ -160,10 +176,10 @@ class PairViewer(anywidget.AnyWidget):
         margin = margins[margins["item_id"] == item.item_id].set_index("run")["margin"]
         self.shown_item = item
         self.probes, self.probing = [], ""
-        first = self.run_list[0] if self.run_list else None
+        asked = [run for run in self.run_list if item.item_id in self._asked(run)]
         self.texts = text_state(item)
         self.twin = text_state(twin) if twin is not None else []
-        self.clips = clip_state(item, first, self.server, self.proxy_folder)
+        self.clips = clip_state(item, asked[0] if asked else None, self.server, self.proxy_folder)
         self.runs = [run_state(item, run, outcomes[outcomes["run"] == run.label], margin.get(run.label, float("nan")),
-                               twin) for run in self.run_list]
+                               twin) if run in asked else not_scored_state(run) for run in self.run_list]
         self.item = {"item_id": item.item_id, "benchmark": item.benchmark, "subset": item.subset}

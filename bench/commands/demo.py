@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +12,17 @@ from bench.paths import data_home
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate the world, build the trained models, score, print the lesson and build the report."""
+    """Generate the world, build the trained models, score, print the lesson and build the report; when
+    interrupted, say that running it again resumes."""
+    try:
+        return _demo(args)
+    except KeyboardInterrupt:
+        print("foilbench demo: interrupted; what is built and scored is kept: run the same command again to resume",
+              file=sys.stderr)
+        return 130
+
+
+def _demo(args: argparse.Namespace) -> int:
     from bench.devkit.demo import DEMO_ITEMS, DEMO_RUNS, bias_lines, foil_type_table, score_world
     from bench.devkit.train.build import MODELS, trained_model
     from bench.devkit.train.evaluate import answer_bias
@@ -19,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.loaders import load
     from bench.metrics.pooled import pool_runs
     from bench.report.build import build_report
+    from bench.scoring.console import quiet_library_bars
     from bench.store import read_run
 
     started = time.perf_counter()
@@ -27,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     def phase_done(name: str) -> None:
         phases[name] = time.perf_counter() - started - sum(phases.values())
 
+    quiet_library_bars()
     if args.quiet:
         from transformers.utils import logging
 

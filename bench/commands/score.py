@@ -25,6 +25,9 @@ Re-running the same command resumes where it stopped, with any number of ranks.
 CONTROLS = ("blind", "one-frame", "shuffled", "reversed")
 
 
+RESUME_HINT = "the items scored so far are stored: run the same command again to resume"
+
+
 def _size(text: str) -> tuple[int, int] | str:
     if text in ("auto", "full"):
         return text
@@ -65,14 +68,21 @@ def config_of(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Score and print where the run went (rank 0 only, under torchrun); exit code 1, with every distinct failure
-    reason and its count, when all items (or more than --max-failure-rate of them) failed."""
+    reason and its count, when all items (or more than --max-failure-rate of them) failed; 130, saying how to
+    resume, when interrupted."""
     import sys
 
+    from bench.scoring.console import quiet_library_bars
     from bench.scoring.distributed import ranks_of
     from bench.scoring.runner import TooManyFailures, score
 
+    quiet_library_bars()
     try:
         out = score(config_of(args))
+    except KeyboardInterrupt:
+        if ranks_of().leader:
+            print(f"foilbench score: interrupted; {RESUME_HINT}", file=sys.stderr)
+        return 130
     except TooManyFailures as failed:
         if ranks_of().leader:
             print(f"foilbench score: error: {failed}; failure reasons (items):", file=sys.stderr)

@@ -11,7 +11,7 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import ORDER_PARAMS, PARAMETERS, POLICIES, REQUIRED, feeding_order
+from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED, feeding_order
 from bench.items import Clip
 
 

@@ -20,8 +20,9 @@ when it is in the folder or beside the single ATP-Hard file given. The downstrea
 entailment prompt of ``src/prepare_data_for_inference.py``; the description is extracted and the prompt kept as a label.
 
 Not loaded, with the reason: ``examples/final_test.csv`` (``videopath,text,caption``, an inference input example) and
-headerless score files (``videopath,caption,entailment[,pos,neg]``, e.g. ``final_test_scores.csv`` or the released
-``*_scores.csv``, which ``foilbench import videocon`` reads). In a folder they are skipped and noted; given alone they
+headerless score files (``videopath,caption,entailment[,pos,neg]``: the released ``*_scores.csv``, which
+``foilbench import videocon`` reads, and ``final_test_scores.csv``, the example's scores, whose videos are placeholders
+and match no item). In a folder they are skipped and noted; given alone they
 raise :class:`LoaderError`.
 
 Video paths: ``<root>/<videopath>`` (core, SSv2), ``<root>/<last component of video_url>`` (human),
@@ -63,6 +64,9 @@ UNUSABLE = {
                "annotations",
     "scores": "a score file (no header: videopath,caption,entailment[,pos,neg]); import it as a run with "
               "'foilbench import videocon', it holds no annotations",
+    "example_scores": "the scores of the inference example (examples/final_test_scores.csv: its videos are "
+                      "placeholders like '<path to ...>'); they match no benchmark item, so there is nothing to load "
+                      "or import (the released *_scores.csv of the eval sets import with 'foilbench import videocon')",
 }
 
 
@@ -306,7 +310,8 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[..., list[Item]]]] = {
 
 def recognise(path: Path) -> str | None:
     """Which VideoCon file a CSV is, from its first record: a key of :data:`READERS`, ``"atp_hard_questions"``,
-    ``"example"``, ``"scores"`` (a headerless score file), or None."""
+    ``"example"``, ``"scores"`` (a headerless score file), ``"example_scores"`` (one of the inference example, whose
+    videos are placeholders), or None."""
     first = csv_header(path)
     header = set(first)
     for kind, (columns, _) in READERS.items():
@@ -317,7 +322,7 @@ def recognise(path: Path) -> str | None:
     if set(EXAMPLE_COLUMNS) <= header:
         return "example"
     if len(first) in (3, 5) and PROMPT_DESCRIPTION.search(first[1]) and all(_is_number(v) for v in first[2:]):
-        return "scores"
+        return "example_scores" if first[0].startswith("<path to") else "scores"
     return None
 
 

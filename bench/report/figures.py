@@ -19,6 +19,10 @@ import pandas as pd
 PERCENT = alt.Scale(domain=[0, 100])
 DIFFERENCE = alt.Scale(domain=[-100, 100])
 BAR_LEGEND = "Bars: runs, lines: 95% intervals, black ticks: chance"
+# The widest a chart's plot area gets, in CSS pixels: the report's page is about 1,300 px wide, and a figure is shown
+# at its own width (never squeezed, so that its labels stay readable); wider charts wrap.
+MAX_WIDTH = 900
+BAR_STEP = 28  # CSS pixels per bar
 
 
 def _percent(rows: pd.DataFrame, columns: Sequence[str] = ("value", "ci_low", "ci_high", "chance")) -> pd.DataFrame:
@@ -37,14 +41,25 @@ def _groups(rows: pd.DataFrame, rename: Mapping[str, str] | None, order: Sequenc
 
 
 def metric_bars(metrics: pd.DataFrame, metric: str, by: str = "subset", *, title: str = "", x_title: str = "",
-                rename: Mapping[str, str] | None = None, order: Sequence[str] = (), signed: bool = False) -> alt.Chart:
+                rename: Mapping[str, str] | None = None, order: Sequence[str] = (),
+                signed: bool = False) -> alt.TopLevelMixin:
     """One bar per run and group (the values of ``by``) with its interval, and the chance level as a black tick; the
-    axis runs from 0 to 100%, or from -100 to 100 for a ``signed`` difference."""
+    axis runs from 0 to 100%, or from -100 to 100 for a ``signed`` difference. Groups that would make the chart wider
+    than :data:`MAX_WIDTH` wrap into rows of groups, one below the other (one legend for all)."""
     rows = _percent(metrics[(metrics["metric"] == metric) & (metrics["by"] == by)])
     rows, groups = _groups(rows, rename, order)
     signed = signed or (bool(len(rows)) and rows["ci_low"].min() < 0)
-    width = max(320, 28 * len(groups) * max(1, rows["run"].nunique()))
-    base = alt.Chart(rows).encode(x=alt.X("group:N", title=x_title or by.capitalize(), sort=groups,
+    runs = max(1, rows["run"].nunique())
+    per_row = max(1, MAX_WIDTH // (BAR_STEP * runs))
+    parts = [groups[i:i + per_row] for i in range(0, len(groups), per_row)] or [groups]
+    charts = [_bars(rows[rows["group"].isin(part)], part, metric, signed, x_title or by.capitalize(),
+                    max(320, BAR_STEP * len(part) * runs)) for part in parts]
+    heading = alt.TitleParams(title or f"{metric} by {by}", subtitle=BAR_LEGEND)
+    return charts[0].properties(title=heading) if len(charts) == 1 else alt.vconcat(*charts).properties(title=heading)
+
+
+def _bars(rows: pd.DataFrame, groups: list, metric: str, signed: bool, x_title: str, width: int) -> alt.LayerChart:
+    base = alt.Chart(rows).encode(x=alt.X("group:N", title=x_title, sort=groups,
                                           axis=alt.Axis(labelAngle=-30, labelLimit=180)), xOffset="run:N")
     bars = base.mark_bar().encode(
         y=alt.Y("value:Q", title=f"{metric} (%)", scale=DIFFERENCE if signed else PERCENT),
@@ -52,14 +67,14 @@ def metric_bars(metrics: pd.DataFrame, metric: str, by: str = "subset", *, title
         tooltip=["run", "group", "value", "ci_low", "ci_high", "chance", "n"])
     errors = base.mark_rule(color="#333").encode(y="ci_low:Q", y2="ci_high:Q")
     chance = base.mark_tick(color="black", thickness=2, size=14).encode(y="chance:Q")
-    return (bars + errors + chance).properties(
-        title=alt.TitleParams(title or f"{metric} by {by}", subtitle=BAR_LEGEND), width=width, height=240)
+    return (bars + errors + chance).properties(width=width, height=240)
 
 
 def choice_bias(metrics: pd.DataFrame, *, rename: Mapping[str, str] | None = None, order: Sequence[str] = (),
-                title: str = "Multiple choice: positive caption as A or as B") -> alt.HConcatChart:
+                title: str = "Multiple choice: positive caption as A or as B") -> alt.TopLevelMixin:
     """VELOCITI's choice-bias analysis: accuracy with the positive caption as option A against as option B, one point
-    per test and run (on the diagonal: no bias), beside the bias B - A per test with its interval."""
+    per test and run (on the diagonal: no bias), beside the bias B - A per test with its interval (below it when
+    both would be wider than :data:`MAX_WIDTH`)."""
     mc = _percent(metrics[metrics["metric"].isin(["MC A", "MC B"]) & (metrics["by"] == "subset")])
     mc, groups = _groups(mc, rename, order)
     wide = mc.pivot_table(index=["run", "group"], columns="metric", values="value", aggfunc="first").reset_index()
@@ -80,12 +95,16 @@ def choice_bias(metrics: pd.DataFrame, *, rename: Mapping[str, str] | None = Non
         width=280, height=280)
     bias = metric_bars(metrics, "MC bias (B-A)", title="Choice bias: accuracy as B minus as A",
                        x_title="Test", rename=rename, order=order, signed=True)
-    return alt.hconcat(scatter, bias).properties(title=title)
+    narrow = isinstance(bias, alt.LayerChart) and 280 + bias.width <= MAX_WIDTH
+    return (alt.hconcat if narrow else alt.vconcat)(scatter, bias).properties(title=title)
 
 
 def png_width(data: bytes) -> int:
-    """The width a PNG rendered by :func:`bench.report.outputs.save_chart` (at scale 2) is meant to be shown at."""
-    return int.from_bytes(data[16:20], "big") // 2
+    """The width a PNG rendered by :func:`bench.report.outputs.save_chart` (at its ``RENDER_SCALE``) is meant to be
+    shown at."""
+    from bench.report.outputs import RENDER_SCALE
+
+    return int.from_bytes(data[16:20], "big") // RENDER_SCALE
 
 
 def jitter(values: pd.Series, spread: float, seed: int = 0, low: float = 0.0, high: float = 100.0) -> np.ndarray:
@@ -132,10 +151,12 @@ def entailment_scatter(points: pd.DataFrame, threshold: float = 0.5, title: str 
         height=300)
 
 
-def entailment_panels(points: pd.DataFrame, threshold: float = 0.5, title: str = "") -> alt.HConcatChart:
-    """:func:`entailment_scatter` for each run of ``points`` (a ``run`` column), side by side."""
+def entailment_panels(points: pd.DataFrame, threshold: float = 0.5, title: str = "") -> alt.ConcatChart:
+    """:func:`entailment_scatter` for each run of ``points`` (a ``run`` column), side by side, wrapped into rows no
+    wider than :data:`MAX_WIDTH`."""
     panels = [entailment_scatter(frame, threshold) for _, frame in points.groupby("run", sort=False)]
-    return alt.hconcat(*panels).properties(title=title or "Entailment scores: positive against negative caption")
+    return alt.concat(*panels, columns=max(1, MAX_WIDTH // 340)).properties(
+        title=title or "Entailment scores: positive against negative caption")
 
 
 def counts_bars(counts: pd.DataFrame, x: str, y: str = "n", *, color: str | None = None, title: str = "",
@@ -151,7 +172,7 @@ def counts_bars(counts: pd.DataFrame, x: str, y: str = "n", *, color: str | None
     base = alt.Chart(counts).encode(**encoding)
     labels = base.mark_text(dy=-6, fontSize=10).encode(text=f"{y}:Q")
     width = max(300, 26 * len(order) * (counts[color].nunique() if color else 1))
-    return (base.mark_bar() + labels).properties(title=title, width=min(width, 900), height=220)
+    return (base.mark_bar() + labels).properties(title=title, width=min(width, MAX_WIDTH), height=220)
 
 
 def score_by_bins(table: pd.DataFrame, *, x_title: str, title: str, order: Sequence[str] | None = None,
@@ -179,4 +200,4 @@ def score_by_bins(table: pd.DataFrame, *, x_title: str, title: str, order: Seque
     chance = base.mark_tick(color="black", thickness=2, size=14).encode(y="chance:Q")
     return (errors + points + chance).properties(
         title=alt.TitleParams(title, subtitle="Points: runs, lines: 95% intervals, black ticks: chance"),
-        width=max(320, 24 * runs * len(order)), height=240)
+        width=min(MAX_WIDTH, max(320, 24 * runs * len(order))), height=240)

@@ -16,20 +16,12 @@ from bench import __version__
 from bench.report.compared import controls_section, models_compared_section
 from bench.report.context import CONTENTS, HEADLINE
 from bench.report.figures import metric_bars, png_width
-from bench.report.outputs import save_chart
+from bench.report.outputs import page_html, save_chart, table_fragment
 from bench.report.runs import runs_frame
-from bench.report.tables import STYLE, Table, percent, star_column, table_html
+from bench.report.tables import Table, percent, star_column, table_html
 from bench.registry import spec
 from bench.store import Run
 
-PAGE_STYLE = """
-body{font-family:system-ui,sans-serif;max-width:88em;margin:1.5em auto;padding:0 1.5em;color:#222}
-h1{margin-bottom:.2em} h2{border-bottom:2px solid #ccc;padding-bottom:.2em;margin-top:2em}
-nav a{margin-right:1em} .meta{color:#555} .links{font-size:12px;margin-left:.6em}
-.fb-figure{margin:1em 0 2em} .fb-figure img{max-width:100%;border:1px solid #eee}
-.fb-figure figcaption{max-width:60em;margin:.3em 0} .failed{color:#b00020;font-weight:bold}
-.headline td small{display:block;color:#666;font-size:11px}
-""".strip()
 
 
 def headline_table(out: Path, benchmarks: Sequence[str]) -> Table | None:
@@ -95,8 +87,9 @@ def foil_type_section(out: Path, runs: Sequence[Run]) -> str:
     table = Table(shown, pooled, ["Each cell: accuracy in % of the run's items with that foil type, over every "
                                   "benchmark it scored, with its exact 95% interval (* chance below the interval). "
                                   "Items are judged by each benchmark's own per-item score."])
-    return (f"<h2 id='foil-types'>By foil type</h2><figure class='fb-figure'><img src='{image.name}' "
-            f"width='{png_width(image.read_bytes())}' alt='Accuracy by foil type'><figcaption>Bars: runs, lines: 95% "
+    return (f"<h2 id='foil-types'>By foil type</h2><figure class='fb-figure'><a href='{image.name}'><img "
+            f"src='{image.name}' width='{png_width(image.read_bytes())}' alt='Accuracy by foil type'></a><figcaption>"
+            "Bars: runs, lines: 95% "
             "intervals, black ticks: chance. <span class='links'><a href='foil_types.csv'>CSV</a></span>"
             "</figcaption></figure>" + table_html(table, "Accuracy by foil type",
                                                   "What each run gets right, by what its foils change."))
@@ -107,7 +100,7 @@ def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
     links = " ".join(f"<a href='{benchmark}/{html.escape(f)}'>{Path(f).suffix[1:].upper()}</a>" for f in files)
     if entry["kind"] == "table":
         fragment = folder / f"{entry['name']}.html"
-        body = fragment.read_text() if fragment.is_file() else ""
+        body = table_fragment(fragment.read_text()) if fragment.is_file() else ""
         return body.replace("</figcaption>", f"<span class='links'>{links}</span></figcaption>", 1)
     image = next((f for f in files if f.endswith(".png")), files[0])
     width = f" width='{png_width((folder / image).read_bytes())}'" if image.endswith(".png") else ""
@@ -133,9 +126,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     commits = sorted({str((r.manifest.get("versions") or {}).get("git_commit") or "")[:10] for r in runs} - {""})
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
-    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Foilbench report</title>",
-             f"<style>{PAGE_STYLE}\n{STYLE}</style></head><body>",
-             "<h1>Foilbench report</h1>",
+    parts = ["<h1>Foilbench report</h1>",
              f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
              "<nav><a href='#headline'>Headline</a> <a href='#foil-types'>By foil type</a> "
@@ -162,9 +153,8 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
                                 "score measure, items asked (and the limit), failures, status, the commit it was "
                                 "scored at and when, and its folder (full paths in runs.csv)."))
     parts += sections
-    parts.append("</body></html>")
     index = out / "index.html"
-    index.write_text("\n".join(parts))
+    index.write_text(page_html("Foilbench report", "\n".join(parts)))
     return index
 
 

@@ -40,12 +40,24 @@ def cached_snapshot(model: str) -> str | None:
         return None
 
 
+def _not_a_model(folder: Path) -> str:
+    """Why ``folder`` (with no config.json) is not a model: a folder of models names some of them."""
+    inside = sorted(p.name for p in folder.iterdir() if (p / "config.json").is_file())
+    if inside:
+        shown = ", ".join(inside[:5]) + (f" and {len(inside) - 5} more" if len(inside) > 5 else "")
+        return (f"{folder} is a folder of models ({shown}), not a model: pass one of them, e.g. --model "
+                f"{folder / inside[0]}")
+    return f"{folder} has no config.json: it is not a model folder (a local model is a folder with config.json)"
+
+
 def locate(model: str) -> str:
     """What to load ``model`` from: a local folder as is; a hub id from the local cache when the hub is unreachable
     or ``HF_HUB_OFFLINE`` is set; a hub id to download otherwise. A one-line error for a folder that does not exist
     and for a model that can be neither downloaded nor found in the cache."""
     folder = Path(model).expanduser()
     if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise ValueError(_not_a_model(folder))
         return str(folder)
     if _looks_like_path(model) or folder.exists():
         raise ValueError(f"no model folder at {model!r} (a local model is a folder with config.json; a hub id looks "

@@ -35,8 +35,10 @@ from bench.frames.controls import control_policy
 from bench.items import Item
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
+from bench.scoring import preflight
 from bench.scoring.backends.base import folder_revision
 from bench.scoring.distributed import Group, Ranks, rank_device, ranks_of, shard
+from bench.scoring.console import progress_bar
 from bench.scoring.families import check_fits, check_protocol, infer_family, load_backend
 from bench.scoring.hub import locate
 from bench.scoring.protocols import Protocol, Scored, make_protocol
@@ -417,27 +419,48 @@ def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
     """
     ranks = ranks_of()
     with Group(ranks) as group:
-        prepared, _ = group.from_leader(lambda: _prepare(config, ranks), share=lambda _: True)
-        plan, lock = prepared or (_plan(config), None)
+        prepared, complete = group.from_leader(lambda: _prepare(config, ranks), share=lambda p: p[2])
+        plan, lock, _ = prepared or (_plan(config), None, complete)
         try:
+            if complete:
+                return _finished(config, plan.out, ranks)
             return _score(config, plan, ranks, group, lock, frames if frames is not None else FrameCache())
         finally:
             if lock is not None:
                 lock.release()
 
 
-def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock]:
+def _finished(config: ScoreConfig, out: Path, ranks: Ranks) -> Path:
+    """A run found complete before any model loaded: its summary line again, and :class:`TooManyFailures` as when
+    it was scored."""
+    summary = summarize(read_run(out))
+    if ranks.leader:
+        print(f"{out.name}: {summary.line()}", file=sys.stderr)
+    if summary.failed and (summary.failed == summary.items or summary.failure_rate > config.max_failure_rate):
+        raise TooManyFailures(out, summary, config.max_failure_rate)
+    return out
+
+
+def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[_Plan, RunLock, bool]:
     """Rank 0's checks and its lock on the run folder, before any rank loads a model (the other ranks check after
     rank 0 succeeded, so that a mistake is reported once). A stored run that cannot be resumed with these settings
-    is refused here, as far as that can be told without the model (:func:`_check_stored`)."""
+    is refused here, as far as that can be told without the model (:func:`_check_stored`). Says which videos are
+    missing and how much is already scored (:mod:`bench.scoring.preflight`); True when the run is already complete
+    (then no model is loaded)."""
     plan = _plan(config)
     lock = RunLock.acquire(plan.out, world_size=ranks.world_size)
     try:
         _check_stored(config, plan)
+        stored = preflight.stored_state(plan.out, plan.items, config.retry_failures)
+        notes = [stored.line(plan.out)]
+        if plan.protocol.uses_frames and not plan.blind and not stored.complete:
+            notes.append(preflight.missing_videos(plan.items, config.source.video_root))
     except BaseException:
         lock.release()
         raise
-    return plan, lock
+    for note in filter(None, notes):
+        print(note, file=sys.stderr)
+    return plan, lock, stored.complete
 
 
 def check_stored_run(config: ScoreConfig) -> None:
@@ -477,7 +500,6 @@ def _manifest(config: ScoreConfig, plan: _Plan, *, revision: str | None, frame_s
 def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: RunLock | None,
            cache: FrameCache) -> Path:
     import torch
-    from tqdm.auto import tqdm
 
     benchmark, protocol, frame_policy, items, out = (plan.benchmark, plan.protocol, plan.frame_policy, plan.items,
                                                      plan.out)
@@ -514,9 +536,9 @@ def _score(config: ScoreConfig, plan: _Plan, ranks: Ranks, group: Group, lock: R
         mine = set(shard(todo, ranks.world_size)[ranks.rank])
         started = time.perf_counter()
         batch_size = config.batch_size
-        bar = tqdm(total=len(items), initial=len(items) - sum(len(c) for _, c in todo), unit="item",
-                   disable=not (config.progress and ranks.leader),
-                   desc=f"{benchmark.name} {protocol.name} {Path(str(config.model)).name}")
+        bar = progress_bar(total=len(items), initial=len(items) - sum(len(c) for _, c in todo), unit="item",
+                           disable=not (config.progress and ranks.leader),
+                           desc=f"{benchmark.name} {protocol.name} {Path(str(config.model)).name}")
         shown = _Progress(bar, writer, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
         checked = False
         try:

@@ -182,6 +182,7 @@ def _page(browser, path: Path, shots: Path | None) -> dict:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -209,6 +210,49 @@ def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
     assert index["headline_rows"] == len({(p.split("-")[1], p.split("-")[2]) for p in (r.name for r in runs)})
     figures = sum(e["kind"] == "figure" for n in notebooks() for e in contents(out, n))
     assert len(index["images"]) == figures + 1  # and the foil-type figure
+
+
+FIGURES_JS = """imgs => imgs.map(i => ({src: i.getAttribute('src'), natural: i.naturalWidth,
+    shown: i.getBoundingClientRect().width, room: i.closest('figure').clientWidth,
+    link: i.closest('a') ? i.closest('a').getAttribute('href') : null}))"""
+TABLE_JS = """t => ({collapse: getComputedStyle(t).borderCollapse, font: getComputedStyle(document.body).fontFamily,
+    width: getComputedStyle(document.body).maxWidth})"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_every_figure_is_shown_where_its_labels_are_readable(report, chromium):
+    """Each figure's axis labels (the size the chart sets, times its render scale, times the width shown over the
+    image's natural width) are at least 10 px on a laptop-wide window, the figure fits the page and links to its
+    full-size file; a table's own page has the index's style."""
+    from playwright.sync_api import sync_playwright
+
+    from bench.report.outputs import LABEL_SIZE, RENDER_SCALE
+
+    _, out = report
+    table_page = next(out / n / f"{e['name']}.html" for n in notebooks() for e in contents(out, n)
+                      if e["kind"] == "table")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto((out / "index.html").as_uri())
+            page.wait_for_load_state("load")
+            shown = page.eval_on_selector_all(".fb-figure img", FIGURES_JS)
+            index_style = page.eval_on_selector(".fb-table table", TABLE_JS)
+            page.goto(table_page.as_uri())
+            page.wait_for_load_state("load")
+            table_style = page.eval_on_selector(".fb-table table", TABLE_JS)
+        finally:
+            browser.close()
+    figures = sum(e["kind"] == "figure" for n in notebooks() for e in contents(out, n))
+    assert len(shown) == figures + 1  # and the foil-type figure
+    for figure in shown:
+        label = LABEL_SIZE * RENDER_SCALE * figure["shown"] / figure["natural"]
+        assert label >= 10, f"{figure['src']}: labels {label:.1f} px"
+        assert figure["shown"] <= figure["room"] + 1, f"{figure['src']} is wider than the page"
+        assert figure["link"] == figure["src"], f"{figure['src']} is not linked to its full-size file"
+    assert table_style == index_style and table_style["collapse"] == "collapse"
 
 
 def _cli(capfd, *args: str) -> str:

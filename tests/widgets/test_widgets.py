@@ -149,7 +149,7 @@ def _listed(browser, column: str) -> list[str]:
 
 
 def test_item_list_columns_sorting_and_navigation(browser):
-    assert browser.count.value == f"{len(browser.table)} of {len(browser.table)} items"
+    assert browser.count.value.startswith(f"{len(browser.table)} of {len(browser.table)} items · ")
     groups = [c["group"] for c in browser.list.columns if c["group"]]
     assert list(dict.fromkeys(groups)) == [r.label for r in browser.run_list]
     for run in browser.run_list:
@@ -349,7 +349,7 @@ def test_explore_notebook_runs_as_shipped(home, tmp_path):
     assert str(home) in printed and all(f.name in printed for f in find_runs(BENCHMARK, under=home / "runs"))
     widgets = [o for c in notebook.cells for o in c.get("outputs", [])
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    assert len(widgets) == 3  # the browser, the scatter and the bars
+    assert len(widgets) == 2  # the browser, and the charts that follow its runs (the scatter and the bars)
     _, error = _run_notebook(tmp_path / "empty", tmp_path / "no-home")
     assert error is not None and "FileNotFoundError" in str(error)
     assert str(tmp_path / "no-home" / "runs") in str(error) and "foilbench demo" in str(error)

@@ -25,7 +25,7 @@ from widgets.describe import number
 from widgets.diff import item_diff
 from widgets.runs import find_runs
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 FLAGS = CHROMIUM_FLAGS + ["--autoplay-policy=no-user-gesture-required"]
 REPO = Path(__file__).resolve().parents[2]
 PROBABILITY_ONLY = ("StrictVLE", "pos acc", "neg acc | pos")

@@ -139,9 +139,9 @@ def _clips(split: Split) -> set:
 
 
 def _bar(progress: bool, total: int, what: str, unit: str):
-    from tqdm.auto import tqdm
+    from bench.scoring.console import progress_bar
 
-    return tqdm(total=total, desc=what, unit=unit, disable=not progress, leave=False, dynamic_ncols=True)
+    return progress_bar(total=total, desc=what, unit=unit, disable=not progress, leave=False, dynamic_ncols=True)
 
 
 def _backend(family: str, folder: Path):

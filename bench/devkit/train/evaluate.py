@@ -60,15 +60,14 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
     before the world's models or files were rebuilt; clips decoded once for all of them); the run folders, in that
     order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs; ``log``: a file the runner's
     messages are appended to instead of stderr."""
-    from tqdm.auto import tqdm
-
     from bench.frames import FrameCache
+    from bench.scoring.console import progress_bar
     from bench.scoring.runner import score
     from bench.store import RunMismatch
 
     frames = FrameCache()
-    configs = tqdm(world_configs(models, suite, out, benchmarks=benchmarks, progress=progress), desc="scoring",
-                   unit="run", disable=not bar)
+    configs = progress_bar(iterable=world_configs(models, suite, out, benchmarks=benchmarks, progress=progress),
+                           desc="scoring", unit="run", disable=not bar)
     paths = []
     with contextlib.ExitStack() as stack:
         if log is not None:
