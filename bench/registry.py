@@ -5,8 +5,8 @@ metrics dispatch to its module, the report runs its notebook beside its publishe
 released score files, the sample world writes its files. Modules are named as ``"module:attribute"`` strings and
 imported on first use, so the registry sits at the bottom of the package and imports nothing above it.
 
-Adding a benchmark is one :func:`register` call with its spec plus the modules the spec names (README, "Adding a
-benchmark").
+Adding a benchmark is one :func:`register` call with its spec plus the modules the spec names
+(docs/adding-a-benchmark.md).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ EXAMPLE = """examples:
   foilbench score vilma data/vilma --model gpt2 --name gpt2-blind          (a text-only baseline)
 
   torchrun --nproc-per-node 8 -m bench score vitatecs data/VITATECS/data --video-root data/VITATECS/videos \
-      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see the README)
+      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see docs/run-store.md)
 
 The family (contrastive, xclip, videollm, textlm) is read from the model's config; each family serves its protocols
 (contrastive/xclip: similarity; videollm: entail (default) or mc; textlm: loglik).
