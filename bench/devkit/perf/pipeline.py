@@ -25,7 +25,7 @@ from bench.devkit.perf.realistic import MODELS, TINY, build
 from bench.devkit.perf.workload import velociti_at_scale
 from bench.devkit.threads import torch_threads
 from bench.frames import policy, sample_frames
-from bench.scoring.backends.base import Prebuilt
+from bench.devkit.perf.prebuilt import Prebuilt
 
 # What one H100 consumes (rows or clips per second), estimated from the busy fractions measured in issue #14.
 TARGETS: dict[str, tuple[float, str]] = {"clip-vit-l14": (470.0, "clips"), "qwen2vl-2b": (60.0, "rows"),
