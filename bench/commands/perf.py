@@ -38,7 +38,7 @@ def _models(text: str, choices) -> list[str]:
 def _score(args: argparse.Namespace) -> int:
     from bench.devkit.perf.realistic import MODELS
     from bench.devkit.perf.score import measure, measure_realistic
-    from bench.scoring.runner import resolve_device
+    from bench.scoring.devices import resolve_device
 
     if args.ranks:
         from bench.devkit.perf.ranks import measure as ranks

@@ -31,8 +31,6 @@ def _size(text: str) -> tuple[int, int] | str:
         found = int(width), int(height)
     except ValueError:
         raise ValueError(f"--size must be auto, full or WIDTHxHEIGHT like 224x224, got {text!r}") from None
-    if min(found) < 1:
-        raise ValueError(f"--size must be positive, got {text!r}")
     return found
 
 
@@ -40,12 +38,9 @@ def _workers(text: str) -> int | None:
     if text == "auto":
         return None
     try:
-        found = int(text)
+        return int(text)
     except ValueError:
         raise ValueError(f"--workers must be auto or a number, got {text!r}") from None
-    if found < 1:
-        raise ValueError(f"--workers must be at least 1, got {text!r}")
-    return found
 
 
 def config_of(args: argparse.Namespace):

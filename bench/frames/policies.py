@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -105,24 +106,6 @@ def none(first: int, count: int, fps: float, params: dict, key: str) -> Selectio
     return [], []
 
 
-POLICIES: dict[str, Callable[[int, int, float, dict, str], Selection]] = {
-    "uniform": uniform,
-    "fps": by_fps,
-    "segment_midpoints": segment_midpoints,
-    "second_middles": second_middles,
-    "quarter_seconds": quarter_seconds,
-    "consecutive": consecutive,
-    "single": single,
-    "none": none,
-}
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "uniform": ("k",),
-    "fps": ("fps",),
-    "segment_midpoints": ("k",),
-    "consecutive": ("k",),
-}
-
-
 def positive_integer(value: object) -> str | None:
     """What is wrong with ``value`` as a count of frames, or None."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -164,15 +147,30 @@ def feeding_order(n: int, params: dict) -> list[int]:
     return list(range(n))[::-1] if params.get("order") == "reverse" else list(range(n))
 
 
-# Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None); every
-# policy that picks frames also takes ``order`` (:func:`feeding_order`).
-PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
-    "uniform": {"k": positive_integer, "order": frame_order},
-    "fps": {"fps": positive_number, "max_frames": positive_integer, "order": frame_order},
-    "segment_midpoints": {"k": positive_integer, "order": frame_order},
-    "second_middles": {"order": frame_order},
-    "quarter_seconds": {"order": frame_order},
-    "consecutive": {"k": positive_integer, "seed": integer, "order": frame_order},
-    "single": {"mode": single_mode, "seed": integer},
-    "none": {},
+Check = Callable[[object], "str | None"]
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One frame policy: how it selects frames (``select``), the parameters it takes with their checks (a function
+    saying what is wrong with a value, or None), which of them are required, and ``seed``: the parameter that seeds
+    its random draw (None: it draws nothing at random). Every policy that picks frames also takes ``order``
+    (:func:`feeding_order`)."""
+
+    select: Callable[[int, int, float, dict, str], Selection]
+    parameters: dict[str, Check] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    seed: str | None = None
+
+
+POLICIES: dict[str, PolicySpec] = {
+    "uniform": PolicySpec(uniform, {"k": positive_integer, "order": frame_order}, ("k",)),
+    "fps": PolicySpec(by_fps, {"fps": positive_number, "max_frames": positive_integer, "order": frame_order}, ("fps",)),
+    "segment_midpoints": PolicySpec(segment_midpoints, {"k": positive_integer, "order": frame_order}, ("k",)),
+    "second_middles": PolicySpec(second_middles, {"order": frame_order}),
+    "quarter_seconds": PolicySpec(quarter_seconds, {"order": frame_order}),
+    "consecutive": PolicySpec(consecutive, {"k": positive_integer, "seed": integer, "order": frame_order}, ("k",),
+                              seed="seed"),
+    "single": PolicySpec(single, {"mode": single_mode, "seed": integer}, seed="seed"),
+    "none": PolicySpec(none),
 }

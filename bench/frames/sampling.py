@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -11,8 +10,9 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED, feeding_order
+from bench.frames.policies import POLICIES, feeding_order
 from bench.items import Clip
+from bench.keyvalue import parse_pairs
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ def policy(name: str, **params: object) -> FramePolicy:
     """
     if name not in POLICIES:
         raise ValueError(f"unknown frame policy {name!r}; choose one of {', '.join(sorted(POLICIES))}")
-    accepted = PARAMETERS[name]
-    missing = [p for p in REQUIRED.get(name, ()) if p not in params]
+    accepted = POLICIES[name].parameters
+    missing = [p for p in POLICIES[name].required if p not in params]
     unknown = [p for p in params if p not in accepted]
     if missing or unknown:
         raise ValueError(f"frame policy {name!r} takes {list(accepted) or 'no parameters'}; "
@@ -54,18 +54,17 @@ def parse_policy(text: str) -> FramePolicy:
     """``"uniform:k=8"`` or ``"fps:fps=1,max_frames=12"`` or ``"none"`` to a checked policy (for command lines);
     values are read as JSON when they parse (``8``, ``0.5``), else kept as text."""
     name, _, rest = text.partition(":")
-    params: dict[str, object] = {}
-    for pair in filter(None, (p.strip() for p in rest.split(","))):
-        key, sep, value = (part.strip() for part in pair.partition("="))
-        if not sep or not key:
-            raise ValueError(f"frame policy parameter must be KEY=VALUE, got {pair!r} in {text!r}")
-        if key in params:
-            raise ValueError(f"frame policy parameter {key!r} given twice in {text!r}")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return policy(name.strip(), **params)
+    pairs = filter(None, (p.strip() for p in rest.split(",")))
+    return policy(name.strip(), **parse_pairs(pairs, "frame policy parameter", f" in {text!r}"))
+
+
+def seeded(frame_policy: FramePolicy, seed: int) -> FramePolicy:
+    """``frame_policy`` with ``seed`` for a policy that draws at random, unless it names its own seed."""
+    param = POLICIES[frame_policy.name].seed
+    params = dict(frame_policy.params)
+    if param is None or param in params:
+        return frame_policy
+    return policy(frame_policy.name, **params, **{param: seed})
 
 
 @dataclass
@@ -133,7 +132,7 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
     count, fps = decode.probe(clip.path, backend)
     first, length, notes = window_frames(clip, count, fps)
     params = dict(frame_policy.params)
-    indices, more = POLICIES[frame_policy.name](first, length, fps, params, _key(clip))
+    indices, more = POLICIES[frame_policy.name].select(first, length, fps, params, _key(clip))
     array = decode.read(clip.path, indices, backend, size)
     return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more), params)
 
@@ -174,7 +173,7 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
         spans.append((n, start, joined_length))
         start += joined_length
     params = dict(frame_policy.params)
-    chosen, notes = POLICIES[frame_policy.name](0, start, rate, params, "|".join(map(_key, clips)))
+    chosen, notes = POLICIES[frame_policy.name].select(0, start, rate, params, "|".join(map(_key, clips)))
     chosen = set(chosen)
     for segment, s, length in spans:
         if length and not any(s <= i < s + length for i in chosen):

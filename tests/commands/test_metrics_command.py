@@ -121,3 +121,12 @@ def test_metrics_into_a_closed_pipe_exits_quietly(tmp_path, reader, copies, extr
                           text=True)
     errors = (tmp_path / "err").read_text()
     assert done.returncode == 0 and "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
+def test_an_unknown_tie_policy_is_one_line_naming_every_policy(tmp_path, capsys):
+    from bench.cli import main
+    from bench.metrics.ties import TIES
+
+    assert main(["metrics", str(tmp_path), "--ties", "lenient"]) == 2
+    err = capsys.readouterr().err
+    assert "'lenient'" in err and all(p in err for p in TIES) and err.count("\n") == 1

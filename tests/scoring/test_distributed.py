@@ -20,7 +20,8 @@ from bench.items import Clip, Item
 from bench.metrics.aggregate import Settings
 from bench.metrics.dispatch import run_table
 from bench.scoring.distributed import Ranks, rank_device, ranks_of, shard, work_of
-from bench.scoring.runner import fixed_chunks, score
+from bench.scoring.plan import fixed_chunks
+from bench.scoring.runner import score
 from bench.store import read_run
 from fixtures_store import holder as hold
 from fixtures_store import weightless

@@ -122,7 +122,8 @@ def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 44
     from bench.registry import spec
     from bench.scoring.families import load_backend
     from bench.scoring.protocols import make_protocol
-    from bench.scoring.runner import decode_workers, score
+    from bench.scoring.devices import decode_workers
+    from bench.scoring.runner import score
 
     frame_policy = policy("uniform", k=frames)
     found = []
