@@ -76,6 +76,22 @@ class ScoreConfig:
     max_failure_rate: float = 1.0
     control: str | None = None
 
+    def check(self) -> None:
+        """Raise a one-line :class:`ValueError` for a value out of its range (the runner calls it before anything
+        loads; the frame policy, family, protocol and prompt are checked by the runner's plan)."""
+        if self.batch_size < 1 or self.chunk_size < 1:
+            raise ValueError("batch size and chunk size must be at least 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {self.limit}")
+        if self.spread and self.limit is None:
+            raise ValueError("--spread needs --limit N (it spreads N items over the file)")
+        if not 0.0 <= self.max_failure_rate <= 1.0:
+            raise ValueError(f"--max-failure-rate must be between 0 and 1, got {self.max_failure_rate}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"--workers must be at least 1, got {self.workers}")
+        if isinstance(self.size, tuple) and min(self.size) < 1:
+            raise ValueError(f"--size must be positive, got {self.size[0]}x{self.size[1]}")
+
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.
 IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", "protocol", "model", "revision",

@@ -2,11 +2,11 @@
 
 Every layer asks the registry what a benchmark is: the loader reads its files, the protocols pick its prompts, the
 metrics dispatch to its module, the report runs its notebook beside its published tables, the importers read its
-released score files, the sample world writes its files. Modules are named as ``"module:attribute"`` strings and
-imported on first use, so the registry sits at the bottom of the package and imports nothing above it.
+released score files. Modules are named as ``"module:attribute"`` strings and imported on first use, so the registry
+sits at the bottom of the package and imports nothing above it.
 
-Adding a benchmark is one :func:`register` call with its spec plus the modules the spec names (README, "Adding a
-benchmark").
+Adding a benchmark is one :func:`register` call with its spec plus the modules the spec names
+(docs/adding-a-benchmark.md).
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ class BenchmarkSpec:
     one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text).
     ``published``: the CSV of the paper's results tables under ``bench/papers``; ``notebook``: the paper notebook.
     ``importers``: import format name -> ``import(items, files, **options) -> (pair rows, choice rows, measure)``.
-    ``sample_writer``: ``write(folder, size)`` for the generated world; ``sample_layout``: (annotation path, video
-    root) inside that folder.
     ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
     ``backend_options``: model family -> the backend options the paper's own code implies (e.g. the contrastive
     ``pooling``); options given to a run (``-b KEY=VALUE``) override them, and the manifest records the result.
@@ -53,8 +51,6 @@ class BenchmarkSpec:
     published: str | None = None
     notebook: str | None = None
     importers: Mapping[str, str] = field(default_factory=dict)
-    sample_writer: str | None = None
-    sample_layout: tuple[str, str] = ("data", "videos")
     labels: Mapping[str, Any] = field(default_factory=dict)
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     item_score: tuple[str, ...] = ()
@@ -118,7 +114,6 @@ register(BenchmarkSpec(
     prompts={"entail": "yes-no", "choice": "choice"},
     published="vilma.csv", notebook="vilma.ipynb",
     importers={"vilma": "bench.importers.vilma:import_vilma", "answers": "bench.importers.common:import_answers"},
-    sample_writer="bench.devkit.world.benchmarks:write_vilma", sample_layout=("data", "videos"),
     labels={"tests": _VILMA_TESTS},
     # models/image/run_clip.py L144-155: per-frame softmax over the item's texts, averaged over frames
     backend_options={"contrastive": {"pooling": "frame_softmax"}},
@@ -130,7 +125,6 @@ register(BenchmarkSpec(
     prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
     published="vitatecs.csv", notebook="vitatecs.ipynb",
     importers={"answers": "bench.importers.common:import_answers"},
-    sample_writer="bench.devkit.world.benchmarks:write_vitatecs", sample_layout=("data", "videos"),
     # CLIP4Clip mean pooling (X-CLIP/modules/modeling.py L392-394): normalise frames, average, normalise
     backend_options={"contrastive": {"pooling": "normalized_mean"}},
     item_score=("accuracy",),
@@ -142,7 +136,6 @@ register(BenchmarkSpec(
     published="velociti.csv", notebook="velociti.ipynb",
     importers={"velociti-closed": "bench.importers.velociti:import_velociti_closed",
                "answers": "bench.importers.common:import_answers"},
-    sample_writer="bench.devkit.world.benchmarks:write_velociti", sample_layout=("velociti.csv", "videos"),
     labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",
                         "action_adv": "action adversarial", "action_bind": "action binding",
                         "chrono": "event chronology"}},
@@ -157,7 +150,6 @@ register(BenchmarkSpec(
     published="videocon.csv", notebook="videocon.ipynb",
     importers={"videocon": "bench.importers.videocon:import_videocon",
                "answers": "bench.importers.common:import_answers"},
-    sample_writer="bench.devkit.world.benchmarks:write_videocon", sample_layout=("data", "videos"),
     item_score=("caption > contrast", "accuracy", "caption chosen"),
 ))
 register(BenchmarkSpec(
@@ -167,6 +159,5 @@ register(BenchmarkSpec(
     published="vinoground.csv", notebook="vinoground.ipynb",
     importers={"vinoground": "bench.importers.vinoground:import_vinoground",
                "answers": "bench.importers.common:import_answers"},
-    sample_writer="bench.devkit.world.benchmarks:write_vinoground", sample_layout=(".", "."),
     item_score=("text", "text (A/B)"),
 ))

@@ -67,3 +67,13 @@ def trained_world(tmp_path_factory):
     for name in MODELS:
         trained_model(name, home, progress=False)
     return home, ensure_sample(home / "sample-full", size="full")
+
+
+SLOW_FIXTURES = {"trained_world", "chromium"}  # the world's trained models (minutes to build); a browser
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that need the trained world or a browser are ``slow``: ``pytest -m "not slow"`` leaves them out."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

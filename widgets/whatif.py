@@ -83,7 +83,7 @@ def rescore(item: Item, targets: Sequence[Target], texts: Sequence[str], control
 def fit_note(target: Target, models: WarmModels) -> str:
     """Why the target's model cannot be asked on this machine (too big for the memory free, or not found), or ""."""
     from bench.scoring.hub import locate
-    from bench.scoring.runner import resolve_device
+    from bench.scoring.devices import resolve_device
 
     try:
         return models.too_big(locate(target.setup["model"]), "auto", resolve_device("auto")) or ""

@@ -73,7 +73,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"\nruns: {runs_dir}  (all of them: `foilbench metrics {runs_dir} --pool foil_type`; one: "
           "`foilbench metrics RUN --by foil_type`)")
     print("4/4 the report of all five papers (papermill)")
-    index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress)
+    index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
     print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")
     phase_done("report")
     print(f"done in {sum(phases.values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in phases.items())})")

@@ -75,12 +75,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def compute(paths: list[str], settings, by: list[str] | None, ties: str = "official") -> list[dict]:
-    """Per run: its path, label, benchmark, metric table (under tie policy ``ties``) and coverage notes. A run with no
-    scored item has an empty table and a note saying so."""
+def compute(paths: list[str], settings, by: list[str] | None, ties: str | None = None) -> list[dict]:
+    """Per run: its path, label, benchmark, metric table (under tie policy ``ties``, default
+    :data:`bench.metrics.ties.DEFAULT_TIES`) and coverage notes. A run with no scored item has an empty table and a
+    note saying so."""
     from tqdm.auto import tqdm
 
     from bench.metrics.dispatch import coverage_notes, run_items, run_table
+    from bench.metrics.ties import DEFAULT_TIES
     from bench.store import read_run
     from bench.store.summary import summarize
 
@@ -92,7 +94,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str = "offic
         notes = coverage_notes(items, run.pair, run.choice, run.failures, m)
         if m.get("status") != "complete":
             notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
-        table = run_table(run, settings, by=by, items=items, ties=ties)
+        table = run_table(run, settings, by=by, items=items, ties=ties or DEFAULT_TIES)
         summary = summarize(run)
         if table.empty:
             notes = [f"no item of this run was scored ({summary.scored} of {summary.items}): no value to show"]
@@ -150,8 +152,10 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from bench.metrics.aggregate import Settings
+    from bench.metrics.ties import DEFAULT_TIES, check
     from bench.store import run_folders
 
+    args.ties = check(args.ties or DEFAULT_TIES)
     args.runs = run_folders(args.runs)
     if args.pool:
         return pooled(args)
@@ -215,9 +219,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--level", type=float, default=0.95,
                         help="confidence level of the intervals (default 0.95); a result is marked significant when "
                              "chance lies below its interval, a one-sided test at (1 - level) / 2")
-    parser.add_argument("--ties", default="official", choices=["official", "strict", "expected"],
-                        help="tie policy: official (each benchmark's released code, default), strict (a tie fails), "
-                             "expected (random tie-breaking, exact expectation)")
+    parser.add_argument("--ties", metavar="POLICY",
+                        help="tie policy (bench.metrics.ties.TIES): official (each benchmark's released code, "
+                             "default), strict (a tie fails), expected (random tie-breaking, exact expectation)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and simulations (default 0)")
     parser.add_argument("--by", action="append", metavar="LABEL",
                         help="item label to break down by, repeatable (default: the benchmark's usual ones)")

@@ -4,10 +4,10 @@ options."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from bench.config import DataSource
+from bench.keyvalue import parse_pairs
 from bench.registry import names
 
 
@@ -48,21 +48,6 @@ def source_of(args: argparse.Namespace) -> DataSource:
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` to a dict; values are read as JSON when they parse (true, 3, null), else kept as text.
-
-    Which options a loader takes (and their types) is checked by the loader itself
-    (:func:`bench.loaders.options.check_options`), before any file is read.
-    """
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"option must look like KEY=VALUE, got {pair!r}")
-        if key in options:
-            raise ValueError(f"option {key!r} given twice")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
+    """``["key=value", ...]`` to a dict (:func:`bench.keyvalue.parse_pairs`). Which options a loader takes (and their
+    types) is checked by the loader itself (:func:`bench.loaders.options.check_options`), before any file is read."""
+    return parse_pairs(pairs)

@@ -40,7 +40,7 @@ def _models(text: str, choices) -> list[str]:
 def _score(args: argparse.Namespace) -> int:
     from bench.devkit.perf.realistic import MODELS
     from bench.devkit.perf.score import measure, measure_realistic
-    from bench.scoring.runner import resolve_device
+    from bench.scoring.devices import resolve_device
 
     batch_sizes = _numbers(args.batch_size, "--batch-size")
     if args.ranks:
@@ -97,7 +97,7 @@ def _probe(args: argparse.Namespace) -> int:
 
     from bench.devkit.perf.probe import measure
     from bench.paths import data_home
-    from bench.scoring.runner import resolve_device
+    from bench.scoring.devices import resolve_device
 
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     measure(home, args.size, args.benchmark, resolve_device(args.device))

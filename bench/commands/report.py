@@ -10,6 +10,7 @@ EXAMPLE = """examples:
   foilbench report runs/vilma-clip runs/vilma-xclip --out reports/vilma
   foilbench report runs/* --out reports/all --notebooks velociti,vinoground --format png
   foilbench report --data vitatecs=data/VITATECS/data --out reports/stats    (annotation-only tables)
+  foilbench report foilbench-data/runs/sample-full --out reports/world --pool foil_type
 Open OUT/index.html in a browser.
 """
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     notebooks = [n for n in args.notebooks.split(",") if n] if args.notebooks else None
     index = build_report(run_folders(args.runs), args.out, notebooks,
                          data, not args.no_published, [f for f in args.format.split(",") if f], args.bootstrap,
-                         progress=not args.quiet, jobs=args.jobs)
+                         progress=not args.quiet, jobs=args.jobs, pool_by=args.pool)
     print(f"report written: open {index}")
     return 0
 
@@ -50,5 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", default="png,svg", help="figure formats (default png,svg)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (default 1000)")
     parser.add_argument("--jobs", type=int, help="notebooks run at once (default: one per CPU core, at most 4)")
+    parser.add_argument("--pool", action="append", default=[], metavar="LABEL",
+                        help="also show accuracy by this item label, each run name's runs pooled over benchmarks "
+                             "(repeatable; e.g. foil_type of the generated world)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

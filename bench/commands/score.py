@@ -15,7 +15,7 @@ EXAMPLE = """examples:
   foilbench score vilma data/vilma --model gpt2 --name gpt2-blind          (a text-only baseline)
 
   torchrun --nproc-per-node 8 -m bench score vitatecs data/VITATECS/data --video-root data/VITATECS/videos \
-      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see the README)
+      --model openai/clip-vit-base-patch32 --out runs/vitatecs-clip     (8 GPUs, one rank each: see docs/run-store.md)
 
 The family (contrastive, xclip, videollm, textlm) is read from the model's config; each family serves its protocols
 (contrastive/xclip: similarity; videollm: entail (default) or mc; textlm: loglik).
@@ -36,8 +36,6 @@ def _size(text: str) -> tuple[int, int] | str:
         found = int(width), int(height)
     except ValueError:
         raise ValueError(f"--size must be auto, full or WIDTHxHEIGHT like 224x224, got {text!r}") from None
-    if min(found) < 1:
-        raise ValueError(f"--size must be positive, got {text!r}")
     return found
 
 
@@ -45,12 +43,9 @@ def _workers(text: str) -> int | None:
     if text == "auto":
         return None
     try:
-        found = int(text)
+        return int(text)
     except ValueError:
         raise ValueError(f"--workers must be auto or a number, got {text!r}") from None
-    if found < 1:
-        raise ValueError(f"--workers must be at least 1, got {text!r}")
-    return found
 
 
 def config_of(args: argparse.Namespace):

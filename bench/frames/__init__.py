@@ -10,7 +10,7 @@ from bench.frames.decode import BACKENDS, Fit, FrameError
 from bench.frames.policies import POLICIES
 from bench.frames.prefetch import prefetch
 from bench.frames.sampling import (FramePolicy, Frames, durations, parse_policy, policy, sample_frames,
-                                   sample_joined)
+                                   sample_joined, seeded)
 
 __all__ = ["BACKENDS", "Fit", "FrameCache", "FrameError", "FramePolicy", "Frames", "POLICIES", "durations",
-           "parse_policy", "policy", "prefetch", "sample_frames", "sample_joined"]
+           "parse_policy", "policy", "prefetch", "sample_frames", "sample_joined", "seeded"]

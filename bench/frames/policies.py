@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -107,24 +108,6 @@ def none(first: int, count: int, fps: float, params: dict, key: str) -> Selectio
     return [], []
 
 
-POLICIES: dict[str, Callable[[int, int, float, dict, str], Selection]] = {
-    "uniform": uniform,
-    "fps": by_fps,
-    "segment_midpoints": segment_midpoints,
-    "second_middles": second_middles,
-    "quarter_seconds": quarter_seconds,
-    "consecutive": consecutive,
-    "single": single,
-    "none": none,
-}
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "uniform": ("k",),
-    "fps": ("fps",),
-    "segment_midpoints": ("k",),
-    "consecutive": ("k",),
-}
-
-
 def positive_integer(value: object) -> str | None:
     """What is wrong with ``value`` as a count of frames, or None."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -177,17 +160,32 @@ def feeding_order(n: int, params: dict, key: str = "") -> list[int]:
     return list(range(n))
 
 
-# Every parameter a policy takes, with its check (a function saying what is wrong with a value, or None); every
-# policy that picks several frames also takes ``order`` (:func:`feeding_order`) and the ``seed`` of its shuffle;
-# ``single`` takes ``blank`` (a black frame of the clip's size: what a model that needs frames sees of no video).
+Check = Callable[[object], "str | None"]
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One frame policy: how it selects frames (``select``), the parameters it takes with their checks (a function
+    saying what is wrong with a value, or None), which of them are required, and ``seed``: the parameter that seeds
+    its random draw of frames (None: it draws none at random). Every policy that picks several frames also takes
+    ``order`` (:func:`feeding_order`) and the ``seed`` of its shuffle; ``single`` takes ``blank`` (a black frame of
+    the clip's size: what a model that needs frames sees of no video) and ``repeat``."""
+
+    select: Callable[[int, int, float, dict, str], Selection]
+    parameters: dict[str, Check] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    seed: str | None = None
+
+
 _FED = {"order": frame_order, "seed": integer}
-PARAMETERS: dict[str, dict[str, Callable[[object], str | None]]] = {
-    "uniform": {"k": positive_integer, **_FED},
-    "fps": {"fps": positive_number, "max_frames": positive_integer, **_FED},
-    "segment_midpoints": {"k": positive_integer, **_FED},
-    "second_middles": dict(_FED),
-    "quarter_seconds": dict(_FED),
-    "consecutive": {"k": positive_integer, **_FED},
-    "single": {"mode": single_mode, "seed": integer, "blank": boolean, "repeat": positive_integer},
-    "none": {},
+POLICIES: dict[str, PolicySpec] = {
+    "uniform": PolicySpec(uniform, {"k": positive_integer, **_FED}, ("k",)),
+    "fps": PolicySpec(by_fps, {"fps": positive_number, "max_frames": positive_integer, **_FED}, ("fps",)),
+    "segment_midpoints": PolicySpec(segment_midpoints, {"k": positive_integer, **_FED}, ("k",)),
+    "second_middles": PolicySpec(second_middles, dict(_FED)),
+    "quarter_seconds": PolicySpec(quarter_seconds, dict(_FED)),
+    "consecutive": PolicySpec(consecutive, {"k": positive_integer, **_FED}, ("k",), seed="seed"),
+    "single": PolicySpec(single, {"mode": single_mode, "seed": integer, "blank": boolean, "repeat": positive_integer},
+                         seed="seed"),
+    "none": PolicySpec(none),
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -11,8 +10,9 @@ import numpy as np
 
 from bench.frames import decode
 from bench.frames.decode import FrameError
-from bench.frames.policies import PARAMETERS, POLICIES, REQUIRED, feeding_order
+from bench.frames.policies import POLICIES, feeding_order
 from bench.items import Clip
+from bench.keyvalue import parse_pairs
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ def policy(name: str, **params: object) -> FramePolicy:
     """
     if name not in POLICIES:
         raise ValueError(f"unknown frame policy {name!r}; choose one of {', '.join(sorted(POLICIES))}")
-    accepted = PARAMETERS[name]
-    missing = [p for p in REQUIRED.get(name, ()) if p not in params]
+    accepted = POLICIES[name].parameters
+    missing = [p for p in POLICIES[name].required if p not in params]
     unknown = [p for p in params if p not in accepted]
     if missing or unknown:
         raise ValueError(f"frame policy {name!r} takes {list(accepted) or 'no parameters'}; "
@@ -54,18 +54,18 @@ def parse_policy(text: str) -> FramePolicy:
     """``"uniform:k=8"`` or ``"fps:fps=1,max_frames=12"`` or ``"none"`` to a checked policy (for command lines);
     values are read as JSON when they parse (``8``, ``0.5``), else kept as text."""
     name, _, rest = text.partition(":")
-    params: dict[str, object] = {}
-    for pair in filter(None, (p.strip() for p in rest.split(","))):
-        key, sep, value = (part.strip() for part in pair.partition("="))
-        if not sep or not key:
-            raise ValueError(f"frame policy parameter must be KEY=VALUE, got {pair!r} in {text!r}")
-        if key in params:
-            raise ValueError(f"frame policy parameter {key!r} given twice in {text!r}")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return policy(name.strip(), **params)
+    pairs = filter(None, (p.strip() for p in rest.split(",")))
+    return policy(name.strip(), **parse_pairs(pairs, "frame policy parameter", f" in {text!r}"))
+
+
+def seeded(frame_policy: FramePolicy, seed: int) -> FramePolicy:
+    """``frame_policy`` with ``seed`` for a policy that draws at random (and shuffled frames), unless it names its
+    own seed."""
+    params = dict(frame_policy.params)
+    param = POLICIES[frame_policy.name].seed or ("seed" if params.get("order") == "shuffle" else None)
+    if param is None or param in params:
+        return frame_policy
+    return policy(frame_policy.name, **params, **{param: seed})
 
 
 @dataclass
@@ -107,9 +107,6 @@ def window_frames(clip: Clip, count: int, fps: float) -> tuple[int, int, list[st
 
 
 # policies whose own choice of frames is seeded (any other policy's seed only shuffles the order frames are fed in)
-SELF_SEEDED = ("consecutive", "single")
-
-
 def _key(clip: Clip) -> str:
     return f"{clip.path}|{clip.start}|{clip.end}|{clip.unit}"
 
@@ -125,7 +122,7 @@ def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "deco
     if backend not in decode.BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
     if cache is not None:
-        fed = ("order",) if frame_policy.name in SELF_SEEDED else ("order", "seed")
+        fed = ("order",) if POLICIES[frame_policy.name].seed else ("order", "seed")
         played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k not in fed))
         return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params), _key(clip))
     return _decode(clip, frame_policy, backend, size)
@@ -138,7 +135,7 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
     count, fps = decode.probe(clip.path, backend)
     first, length, notes = window_frames(clip, count, fps)
     params = dict(frame_policy.params)
-    indices, more = POLICIES[frame_policy.name](first, length, fps, params, _key(clip))
+    indices, more = POLICIES[frame_policy.name].select(first, length, fps, params, _key(clip))
     array = decode.read(clip.path, indices, backend, size)
     if params.get("blank"):
         array, more = np.zeros_like(array), more + ["frame blanked (no video)"]
@@ -182,7 +179,7 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
         spans.append((n, start, joined_length))
         start += joined_length
     params = dict(frame_policy.params)
-    chosen, notes = POLICIES[frame_policy.name](0, start, rate, params, "|".join(map(_key, clips)))
+    chosen, notes = POLICIES[frame_policy.name].select(0, start, rate, params, "|".join(map(_key, clips)))
     chosen = set(chosen)
     for segment, s, length in spans:
         if length and not any(s <= i < s + length for i in chosen):

@@ -1,10 +1,10 @@
 """The ``labels=PATH`` loader option: extra item labels from a CSV joined onto any benchmark's items.
 
 The CSV has an ``item_id`` column (ids exactly as the benchmark's loader names its items) and one column per extra
-label, e.g. the generated world's ``labels.csv`` (``item_id,foil_type``), so ``foilbench metrics RUN --by foil_type``
-can break a run down by it. Items without a row get ``None``; rows naming items that were not loaded (left out by a
-loader filter such as ViLMA's validity filter) are counted in the notes; a file none of whose ids was loaded, a
-missing ``item_id`` column, a repeated id or a column that would overwrite a label the loader sets is an error.
+label, e.g. ``item_id,difficulty``, so ``foilbench metrics RUN --by difficulty`` can break a run down by it. Items
+without a row get ``None``; rows naming items that were not loaded (left out by a loader filter such as ViLMA's
+validity filter) are counted in the notes; a file none of whose ids was loaded, a missing ``item_id`` column, a
+repeated id or a column that would overwrite a label the loader sets is an error.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Runs pooled over benchmarks by an item label: the same model set-up scored on several benchmarks, one judgement
-per item (did the true text win?), then accuracy per value of a label such as ``foil_type`` with its exact interval,
-mean chance level and the exact binomial test against it.
+per item (did the true text win?), then accuracy per value of an item label (e.g. one joined from a ``labels.csv``)
+with its exact interval, mean chance level and the exact binomial test against it.
 
 Each item is judged by its benchmark's ``item_score`` (:class:`bench.registry.BenchmarkSpec`): the first of those
 per-item outcomes its benchmark's metric module gives for the item (ViLMA ``T``, VITATECS ``accuracy``, VELOCITI

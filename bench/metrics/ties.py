@@ -5,7 +5,7 @@ Every such metric takes ``ties``, one of:
 - ``"strict"``: a tie is a failure (the true text must score strictly above every false one; a positive shares its
   place with the worst of its ties);
 - ``"official"``: exactly what the benchmark's released evaluation code does; each benchmark module names its rule
-  and cites the file and line (README, "Metrics and the papers' numbers");
+  and cites the file and line (docs/metrics.md);
 - ``"expected"``: the expectation under random tie-breaking, computed exactly: fractional credit for a comparison,
   the average over tied orders for average precision and hit@k.
 

@@ -183,11 +183,12 @@ def check_request(runs: Sequence, chosen: Sequence[str] | None, data: Mapping[st
 def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: Sequence[str] | None = None,
                  data: dict[str, str] | None = None, show_published: bool = True,
                  formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True,
-                 jobs: int | None = None) -> Path:
+                 jobs: int | None = None, pool_by: Sequence[str] = ()) -> Path:
     """Run the chosen notebooks (default: every paper with a run, or with a data path) and write the index.
 
     ``data`` maps a benchmark to an annotation path for notebooks without runs (annotation-only tables). ``jobs``
-    notebooks run at once (default: one per CPU core, at most 4); the first failure stops the report.
+    notebooks run at once (default: one per CPU core, at most 4); the first failure stops the report. ``pool_by``:
+    item labels by which the index shows accuracy with the runs of one name pooled over benchmarks.
     """
     from tqdm.auto import tqdm
 
@@ -226,4 +227,4 @@ def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: 
                 future.cancel()
             raise
     pages = {name: future.result() for future, name in sorted(futures.items(), key=lambda f: chosen.index(f[1]))}
-    return write_index(out, stored, pages, time.perf_counter() - started)
+    return write_index(out, stored, pages, time.perf_counter() - started, pool_by)

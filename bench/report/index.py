@@ -1,5 +1,5 @@
-"""The report's ``index.html``: the headline table (runs x benchmarks), accuracy by foil type when the items carry
-one (the generated world's), the runs with their manifests, then one section per paper with every table and figure
+"""The report's ``index.html``: the headline table (runs x benchmarks), accuracy by any item label asked for (pooled
+over benchmarks), the runs with their manifests, then one section per paper with every table and figure
 its notebook made, under their titles and captions."""
 
 from __future__ import annotations
@@ -61,38 +61,36 @@ def _headline_cell(r: Mapping, star: str) -> str:
             f"{failures}</small>")
 
 
-FOIL_TYPE = "foil_type"
-
-
-def foil_type_section(out: Path, runs: Sequence[Run]) -> str:
-    """Accuracy by foil type, the runs of one name pooled over benchmarks (:mod:`bench.metrics.pooled`): a figure
-    (``foil_types.png``) and its table (``foil_types.csv``); empty when no item carries a ``foil_type``."""
+def pooled_section(out: Path, runs: Sequence[Run], label: str) -> str:
+    """Accuracy by the values of the item label ``label``, the runs of one name pooled over benchmarks
+    (:mod:`bench.metrics.pooled`): a figure (``by-<label>.png``) and its table (``by-<label>.csv``); empty when no
+    item carries the label."""
     from bench.metrics.pooled import pool_runs
 
-    labelled = [r for r in runs if any(it.labels.get(FOIL_TYPE) for it in r.items())]
+    labelled = [r for r in runs if any(it.labels.get(label) for it in r.items())]
     if not labelled:
         return ""
-    pooled = pool_runs(labelled, FOIL_TYPE)
-    pooled.to_csv(out / "foil_types.csv", index=False)
-    rows = pooled.assign(metric="accuracy", by=FOIL_TYPE, subset=pooled["value"], value=pooled["accuracy"] / 100,
+    words, stem = label.replace("_", " "), f"by-{label}"
+    pooled = pool_runs(labelled, label)
+    pooled.to_csv(out / f"{stem}.csv", index=False)
+    rows = pooled.assign(metric="accuracy", by=label, subset=pooled["value"], value=pooled["accuracy"] / 100,
                          ci_low=pooled["low"] / 100, ci_high=pooled["high"] / 100, chance=pooled["chance"] / 100)
-    chart = metric_bars(rows, "accuracy", FOIL_TYPE, title="Accuracy by foil type, pooled over benchmarks",
-                        x_title="What the foil changes", order=sorted(set(pooled["value"])))
-    image = save_chart(chart, out, "foil_types", ("png",))[0]
+    chart = metric_bars(rows, "accuracy", label, title=f"Accuracy by {words}, pooled over benchmarks",
+                        x_title=words, order=sorted(set(pooled["value"])))
+    image = save_chart(chart, out, stem, ("png",))[0]
     cells = pooled.assign(cell=[f"{a:.1f}{'*' if above else ''} [{lo:.1f}, {hi:.1f}]" for a, above, lo, hi in
                                 zip(pooled["accuracy"], pooled["above"], pooled["low"], pooled["high"])])
     shown = cells.pivot(index="value", columns="run", values="cell").fillna("")
     shown = shown[list(dict.fromkeys(pooled["run"]))]
-    shown.index.name = "foil type"
-    table = Table(shown, pooled, ["Each cell: accuracy in % of the run's items with that foil type, over every "
+    shown.index.name = words
+    table = Table(shown, pooled, [f"Each cell: accuracy in % of the run's items with that {words}, over every "
                                   "benchmark it scored, with its exact 95% interval (* chance below the interval). "
                                   "Items are judged by each benchmark's own per-item score."])
-    return (f"<h2 id='foil-types'>By foil type</h2><figure class='fb-figure'><a href='{image.name}'><img "
-            f"src='{image.name}' width='{png_width(image.read_bytes())}' alt='Accuracy by foil type'></a><figcaption>"
-            "Bars: runs, lines: 95% "
-            "intervals, black ticks: chance. <span class='links'><a href='foil_types.csv'>CSV</a></span>"
-            "</figcaption></figure>" + table_html(table, "Accuracy by foil type",
-                                                  "What each run gets right, by what its foils change."))
+    return (f"<h2 id='{stem}'>By {html.escape(words)}</h2><figure class='fb-figure'><a href='{image.name}'><img "
+            f"src='{image.name}' width='{png_width(image.read_bytes())}' alt='Accuracy by {html.escape(words)}'></a>"
+            f"<figcaption>Bars: runs, lines: 95% intervals, black ticks: chance. <span class='links'><a "
+            f"href='{stem}.csv'>CSV</a></span></figcaption></figure>" + table_html(table, f"Accuracy by {words}",
+                                                                                   f"What each run gets right, by {words}."))
 
 
 def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
@@ -110,8 +108,10 @@ def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
             "</figcaption></figure>")
 
 
-def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], seconds: float) -> Path:
-    """``index.html``: headline, runs, then each paper's tables and figures; returns its path."""
+def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], seconds: float,
+                pool_by: Sequence[str] = ()) -> Path:
+    """``index.html``: headline, accuracy by each label of ``pool_by`` pooled over benchmarks, runs, then each
+    paper's tables and figures; returns its path."""
     sections = []
     for benchmark, page in pages.items():
         listing = out / benchmark / CONTENTS
@@ -126,11 +126,14 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     commits = sorted({str((r.manifest.get("versions") or {}).get("git_commit") or "")[:10] for r in runs} - {""})
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
+    pooled = {label: pooled_section(out, runs, label) for label in pool_by}
+    pooled_nav = "".join(f"<a href='#by-{label}'>By {html.escape(label.replace('_', ' '))}</a> "
+                         for label, section in pooled.items() if section)
     parts = ["<h1>Foilbench report</h1>",
              f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
-             "<nav><a href='#headline'>Headline</a> <a href='#foil-types'>By foil type</a> "
-             "<a href='#controls'>Controls</a> <a href='#compared'>Models compared</a> <a href='#runs'>Runs</a> "
+             f"<nav><a href='#headline'>Headline</a> {pooled_nav}<a href='#controls'>Controls</a> "
+             "<a href='#compared'>Models compared</a> <a href='#runs'>Runs</a> "
              f"{nav}</nav>",
              "<h2 id='headline'>Headline</h2>"]
     if headline is not None:
@@ -138,8 +141,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
         parts.append(_raw_table_html(headline))
     else:
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
-    foil_types = foil_type_section(out, runs)
-    parts.append(foil_types)
+    parts += pooled.values()
     parts += [controls_section(out, runs), models_compared_section(out, runs)]
     parts.append("<h2 id='runs'>Runs</h2>")
     listed = runs_frame(runs)

@@ -4,7 +4,7 @@ A probe is a one-item run held in memory: the texts become an item of one clip, 
 requests (``similarity`` for CLIP and X-CLIP, ``entail`` for a Video-LLM, P(Yes) with the benchmark-neutral
 ``yes-no`` prompt unless another is named, ``loglik`` for a text LM), the frame policy (with a shortcut control on
 top, :mod:`bench.frames.controls`) samples the clip through the frame cache, and the runner's
-:func:`~bench.scoring.runner.score_items` asks the backend, so a probe's score is the number a run stores for the same
+:func:`~bench.scoring.chunks.score_items` asks the backend, so a probe's score is the number a run stores for the same
 clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm`).
 """
 
@@ -117,7 +117,9 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     sampled by ``frames`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
     ``control``. Everything that can be checked is checked before the model loads (texts, control, policy, prompt,
     model, video); a model that cannot answer raises :class:`ProbeError`."""
-    from bench.scoring.runner import ChunkVideos, frame_size, resolve_device, score_items, seeded
+    from bench.frames import seeded
+    from bench.scoring.chunks import ChunkVideos, frame_size, score_items
+    from bench.scoring.devices import resolve_device
 
     if not texts:
         raise ValueError("give at least one text to score")

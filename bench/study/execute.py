@@ -44,7 +44,7 @@ def complete(config) -> bool:
     others is a one-line error naming the folder: the study does not overwrite it)."""
     import json
 
-    from bench.scoring.runner import check_stored_run
+    from bench.scoring.plan import check_stored_run
     from bench.store.run import MANIFEST
 
     manifest = Path(config.out) / MANIFEST

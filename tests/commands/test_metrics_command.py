@@ -10,6 +10,7 @@ import pytest
 from bench.items import Clip, Item
 from bench.commands import metrics as cli
 from bench.metrics import Settings, metric_table
+from bench.metrics.ties import DEFAULT_TIES
 from bench.store.schema import choice_frame, failure_frame, pair_frame
 
 
@@ -78,10 +79,10 @@ def test_metrics_command_on_a_stored_run(tmp_path, capsys):
     _write_run(tmp_path / "run", data, items, rows)
 
     defaults = _parser().parse_args(["metrics", str(tmp_path / "run")])
-    assert defaults.ties == "official" and defaults.bootstrap == Settings().n_boot
-    assert defaults.level == Settings().level
+    assert defaults.bootstrap == Settings().n_boot and defaults.level == Settings().level
     args = _parser().parse_args(["metrics", str(tmp_path / "run"), "--bootstrap", "100"])
     assert args.func(args) == 0
+    assert args.ties == DEFAULT_TIES  # no --ties: the engine's default policy
     out = capsys.readouterr().out
     assert "== vitatecs: toy-run" in out
     assert "no score at all" in out and "scoring failure" in out
@@ -146,3 +147,12 @@ def test_a_run_with_no_scored_item_says_so_and_shows_no_value(tmp_path, capsys):
     assert args.func(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["rows"] == [] and "no item of this run was scored" in payload["runs"][0]["notes"][0]
+
+
+def test_an_unknown_tie_policy_is_one_line_naming_every_policy(tmp_path, capsys):
+    from bench.cli import main
+    from bench.metrics.ties import TIES
+
+    assert main(["metrics", str(tmp_path), "--ties", "lenient"]) == 2
+    err = capsys.readouterr().err
+    assert "'lenient'" in err and all(p in err for p in TIES) and err.count("\n") == 1

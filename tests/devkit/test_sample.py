@@ -22,7 +22,7 @@ from bench.cli import main
 from bench.commands.sample import register
 from bench.devkit.world import ensure_sample, generate_sample
 from bench.devkit.world.stories import FOIL_TYPES, times
-from bench.devkit.world.suite import STAMP, VERSION
+from bench.devkit.world.suite import STAMP, VERSION, WRITERS, Writer
 from bench.items import Clip, Item
 from bench.loaders import load, velociti, vinoground, vitatecs
 from bench.registry import names
@@ -297,7 +297,7 @@ def test_a_crash_while_generating_leaves_the_old_suite_and_no_half_written_one(t
         (root / "partial.json").write_text("{")
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(benchmarks, "write_vinoground", broken)
+    monkeypatch.setitem(WRITERS, "vinoground", Writer(broken, data=".", videos="."))
     with pytest.raises(RuntimeError, match="disk full"):
         ensure_sample(out)
     assert [p.name for p in tmp_path.iterdir()] == ["sample"]

@@ -18,6 +18,8 @@ from bench.metrics.pooled import item_scores
 from bench.scoring.families import load_backend
 from bench.store import read_run
 
+pytestmark = pytest.mark.slow  # model builds
+
 TINY = Scale(videos_per_kind=2, pairs=4, steps=0.01)
 
 

@@ -35,7 +35,7 @@ def video(tmp_path_factory):
 
 
 def select(name, count, rate=FPS, first=0, key="k", **params):
-    return POLICIES[name](first, count, rate, params, key)
+    return POLICIES[name].select(first, count, rate, params, key)
 
 
 def test_policy_indices_follow_the_official_code():
@@ -97,8 +97,8 @@ def test_policy_arguments_are_checked():
     ("single:mode=sideways", "frame policy 'single': mode must be 'middle' or 'random', got 'sideways'"),
     ("blur:k=3", "unknown frame policy 'blur'; choose one of consecutive, fps, none, quarter_seconds"),
     ("", "unknown frame policy ''"),
-    ("uniform:k", "frame policy parameter must be KEY=VALUE, got 'k' in 'uniform:k'"),
-    ("uniform:=8", "frame policy parameter must be KEY=VALUE, got '=8'"),
+    ("uniform:k", "frame policy parameter must look like KEY=VALUE, got 'k' in 'uniform:k'"),
+    ("uniform:=8", "frame policy parameter must look like KEY=VALUE, got '=8'"),
     ("uniform:k=8,k=4", "frame policy parameter 'k' given twice in 'uniform:k=8,k=4'"),
     ("uniform:k=8,order=backwards", "frame policy 'uniform': order must be one of forward, reverse, shuffle, got 'backwards'"),
     ("single:order=reverse",

@@ -11,7 +11,7 @@ from bench.metrics import benchmark_outcomes, metric_table
 from bench.registry import names, spec
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
-from bench.scoring.runner import answer_items
+from bench.scoring.chunks import answer_items
 from bench.store.schema import choice_frame, pair_frame
 
 PROTOCOLS = {"similarity": ("contrastive", "clip"), "entail": ("videollm", "qwen2vl"), "mc": ("videollm", "qwen2vl"),

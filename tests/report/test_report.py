@@ -25,6 +25,7 @@ N_BOOT = 50
 RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground")] + [
     ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground")]
 ANNOTATION_ONLY = "videocon"  # reported from its annotation files alone, in the same build
+LABEL = "foil_type"  # the label the sample world's labels.csv gives every item
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def scored(sample, tiny, tmp_path_factory):
 def report(scored, sample, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     index = build_report(scored, out, data={ANNOTATION_ONLY: str(sample[ANNOTATION_ONLY].data_path)}, n_boot=N_BOOT,
-                         progress=False, jobs=2)
+                         progress=False, jobs=2, pool_by=[LABEL])
     return scored, index.parent
 
 
@@ -54,6 +55,7 @@ def contents(out: Path, name: str) -> list[dict]:
     return json.loads((out / name / "contents.json").read_text())["entries"]
 
 
+@pytest.mark.slow
 def test_every_notebook_ran_and_every_table_and_figure_is_in_the_index(report):
     _, out = report
     index = (out / "index.html").read_text()
@@ -68,26 +70,30 @@ def test_every_notebook_ran_and_every_table_and_figure_is_in_the_index(report):
             if entry["name"] != "headline":
                 assert f"{name}/{entry['files'][0]}" in index and html.escape(entry["title"]) in index
         figures += sum(e["kind"] == "figure" for e in entries)
-    assert index.count("<img ") == figures + 1 and figures > 0  # and the foil-type figure
-    assert "<h1>Foilbench report</h1>" in index and index.index("id='headline'") < index.index("id='foil-types'") < \
+    assert index.count("<img ") == figures + 1 and figures > 0  # and the pooled label's figure
+    assert "<h1>Foilbench report</h1>" in index and index.index("id='headline'") < index.index(f"id='by-{LABEL}'") < \
         index.index("id='runs'") < index.index("id='vilma'")
 
 
-def test_foil_types_pool_each_runs_items_over_benchmarks(report):
+@pytest.mark.slow
+def test_a_label_asked_for_pools_each_runs_items_over_benchmarks(report):
     from bench.metrics.pooled import pool_runs
+    from bench.report.index import pooled_section
 
     runs, out = report
-    shown = pd.read_csv(out / "foil_types.csv")
-    expected = pool_runs([read_run(r) for r in runs], "foil_type")
+    shown = pd.read_csv(out / f"by-{LABEL}.csv")
+    expected = pool_runs([read_run(r) for r in runs], LABEL)
     assert len(shown) == len(expected) > 0
     assert shown["accuracy"].tolist() == pytest.approx(expected["accuracy"].tolist())
     index = (out / "index.html").read_text()
-    assert (out / "foil_types.png").is_file() and "src='foil_types.png'" in index
+    assert (out / f"by-{LABEL}.png").is_file() and f"src='by-{LABEL}.png'" in index
+    assert pooled_section(out, [read_run(r) for r in runs], "no_such_label") == ""  # no item carries it: no section
     for row in expected.itertuples():
         assert f"{row.accuracy:.1f}{'*' if row.above else ''}<span class='ci'>[{row.low:.1f}, {row.high:.1f}]</span>" \
             in index
 
 
+@pytest.mark.slow
 def test_headline_holds_each_runs_main_score_and_failures(report):
     runs, out = report
     headline = pd.read_csv(out / "headline.csv")
@@ -108,6 +114,7 @@ def test_headline_holds_each_runs_main_score_and_failures(report):
     assert {"model", "family", "protocol", "frames", "prompt", "commit", "date"} <= set(listed.columns)
 
 
+@pytest.mark.slow
 def test_tables_hold_the_values_bench_computes(report):
     runs, out = report
     vilma = read_run(next(r for r in runs if r.name.startswith("vilma")))
@@ -132,6 +139,7 @@ def test_tables_hold_the_values_bench_computes(report):
     assert {"MC A", "MC B", "MC A∧B", "MC bias (B-A)"} <= set(mc["metric"])
 
 
+@pytest.mark.slow
 def test_vinoground_categories_chart_shows_its_csv(report):
     _, out = report
     table = pd.read_csv(out / "vinoground" / "categories.csv")
@@ -140,12 +148,14 @@ def test_vinoground_categories_chart_shows_its_csv(report):
     assert bars == dict(zip(table["category"], table["pairs"]))
 
 
+@pytest.mark.slow
 def test_the_annotation_only_notebook_shows_its_statistics(report):
     _, out = report
     entries = {e["name"] for e in contents(out, ANNOTATION_ONLY)}
     assert {"statistics", "misalignments"} <= entries and "headline" not in entries
 
 
+@pytest.mark.slow
 def test_notebooks_display_every_table_and_figure_uncut(report):
     _, out = report
     for name in notebooks():
@@ -209,7 +219,7 @@ def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
     assert set(index["headline"]) - {""} == {spec(b).title for b in benchmarks}
     assert index["headline_rows"] == len({(p.split("-")[1], p.split("-")[2]) for p in (r.name for r in runs)})
     figures = sum(e["kind"] == "figure" for n in notebooks() for e in contents(out, n))
-    assert len(index["images"]) == figures + 1  # and the foil-type figure
+    assert len(index["images"]) == figures + 1  # and the pooled label's figure
 
 
 FIGURES_JS = """imgs => imgs.map(i => ({src: i.getAttribute('src'), natural: i.naturalWidth,
@@ -291,6 +301,7 @@ def test_report_mistakes_are_one_line(args, words, tmp_path, capfd):
         assert word in line
 
 
+@pytest.mark.slow
 def test_a_failing_notebook_names_the_notebook_cell_and_error(tmp_path, capfd):
     broken = tmp_path / "broken.csv"
     broken.write_text("not,a,velociti,file\n1,2,3,4\n")

@@ -14,7 +14,7 @@ from bench.scoring import prompts
 from bench.scoring.backends import videollm
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
-from bench.scoring.runner import answer_items
+from bench.scoring.chunks import answer_items
 from bench.store.schema import choice_frame, pair_frame
 
 FAMILIES = ["qwen2vl", "llava_onevision", "video_llava"]

@@ -14,7 +14,7 @@ from bench.loaders import load
 from bench.registry import spec
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
-from bench.scoring.runner import answer_items
+from bench.scoring.chunks import answer_items
 
 
 def items_of(sample, name):

@@ -17,7 +17,7 @@ from bench.scoring.backends.contrastive import ContrastiveBackend
 from bench.scoring.backends.xclip import XCLIPBackend
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
-from bench.scoring.runner import answer_items
+from bench.scoring.chunks import answer_items
 from bench.store import read_run
 from bench.videoio import write_video
 

@@ -20,7 +20,8 @@ from bench.items import Clip, Item
 from bench.metrics.aggregate import Settings
 from bench.metrics.dispatch import run_table
 from bench.scoring.distributed import Ranks, rank_device, ranks_of, shard, work_of
-from bench.scoring.runner import fixed_chunks, score
+from bench.scoring.plan import fixed_chunks
+from bench.scoring.runner import score
 from bench.store import read_run
 from fixtures_store import holder as hold
 from fixtures_store import weightless
@@ -84,6 +85,7 @@ def _same_rows(one, other):
     pd.testing.assert_frame_equal(one.frames[columns], other.frames[columns], check_exact=True)
 
 
+@pytest.mark.slow
 def test_two_ranks_store_the_run_one_process_stores(sample, tiny, tmp_path):
     s = sample["velociti"]
     videos = tmp_path / "videos"
@@ -165,6 +167,7 @@ def _wait_for_chunks(run, count, proc, rank=None, old=(), timeout=300):
     raise AssertionError(f"no {count} chunks before the job ended: {proc.communicate()}")
 
 
+@pytest.mark.slow
 def test_killed_rank_and_killed_job_resume_with_other_world_sizes(sample, tiny, tmp_path):
     n = 240
     data = _many_items(sample, tmp_path, n)
@@ -205,6 +208,7 @@ def test_killed_rank_and_killed_job_resume_with_other_world_sizes(sample, tiny, 
     assert not [p for p in run.rglob("*") if p.name.startswith((".", "part-"))]
 
 
+@pytest.mark.slow
 def test_a_job_on_a_held_run_is_refused_once(sample, tiny, tmp_path):
     run = tmp_path / "run"
     model = weightless(tiny("clip"), tmp_path / "weightless")

@@ -16,7 +16,8 @@ from bench.registry import spec
 from bench.scoring import prompts
 from bench.scoring.families import load_backend
 from bench.scoring.protocols import make_protocol
-from bench.scoring.runner import answer_items, score
+from bench.scoring.chunks import answer_items
+from bench.scoring.runner import score
 
 
 def test_vitatecs_options_get_one_period():

@@ -18,7 +18,8 @@ from bench.frames.controls import CONTROLS, control_policy
 from bench.paths import HOME_ENV
 from bench.scoring import warm
 from bench.scoring.probe import probe, run_setup
-from bench.scoring.runner import score, seeded
+from bench.frames import seeded
+from bench.scoring.runner import score
 from bench.scoring.warm import TooBig, WarmModels, weight_bytes
 from bench.store import read_run
 from bench.store.probes import append_probes, probes_path, read_probes

@@ -85,7 +85,7 @@ def test_bad_speed_options_are_one_line_errors(sample, tiny, tmp_path, capsys, o
 def test_device_auto_resolves_and_is_recorded(sample, tiny, tmp_path, capsys, monkeypatch):
     import torch
 
-    from bench.scoring.runner import resolve_device
+    from bench.scoring.devices import resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_device("auto") == "cuda" and resolve_device("cpu") == "cpu"

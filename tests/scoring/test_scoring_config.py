@@ -11,7 +11,9 @@ import pytest
 from bench.config import DataSource, Manifest, ScoreConfig
 from bench.frames import FrameCache, parse_policy
 from bench.scoring.families import check_protocol, infer_family
-from bench.scoring.runner import score, seeded, select_items
+from bench.frames import seeded
+from bench.scoring.plan import select_items
+from bench.scoring.runner import score
 from bench.store import read_run
 
 

@@ -12,7 +12,9 @@ import pytest
 from bench.config import DataSource, Manifest, ScoreConfig
 from bench.items import Clip, Item
 from bench.scoring.protocols import Similarity
-from bench.scoring.runner import score, score_items, select_items
+from bench.scoring.chunks import score_items
+from bench.scoring.plan import select_items
+from bench.scoring.runner import score
 from bench.store import RunMismatch, RunWriter, read_run
 
 ITEMS = [Item("vitatecs", i, "Direction", (Clip("v.mp4"),), ("caption", "foil"), ((0,),)) for i in "abc"]

@@ -15,7 +15,7 @@ import pytest
 
 from bench.config import Manifest
 from bench.items import Clip, Item
-from bench.scoring.runner import fixed_chunks
+from bench.scoring.plan import fixed_chunks
 from bench.store import RunLockedError, RunWriter, read_run
 from bench.store.lock import LOCK
 from fixtures_store import holder as _holder

@@ -18,6 +18,8 @@ from scipy import stats
 from bench.cli import main
 from bench.devkit.train.build import MODELS, trained_model
 
+pytestmark = pytest.mark.slow  # builds the world's trained models
+
 ORDERED = ("vitatecs", "velociti", "videocon", "vinoground")  # the benchmarks with order foils
 PER_BENCHMARK = 300
 

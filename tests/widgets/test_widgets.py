@@ -340,6 +340,7 @@ def _run_notebook(folder: Path, home: Path) -> tuple[object, Exception | None]:
     return notebook, None
 
 
+@pytest.mark.slow
 def test_explore_notebook_runs_as_shipped(home, tmp_path):
     notebook, error = _run_notebook(tmp_path / "ok", home)
     assert error is None, str(error)[-2000:]

@@ -25,7 +25,7 @@ from bench.devkit.perf.realistic import MODELS, TINY, build
 from bench.devkit.perf.workload import velociti_at_scale
 from bench.devkit.threads import torch_threads
 from bench.frames import policy, sample_frames
-from bench.scoring.backends.base import Prebuilt
+from bench.devkit.perf.prebuilt import Prebuilt
 
 # What one H100 consumes (rows or clips per second), estimated from the busy fractions measured in issue #14.
 TARGETS: dict[str, tuple[float, str]] = {"clip-vit-l14": (470.0, "clips"), "qwen2vl-2b": (60.0, "rows"),
@@ -122,7 +122,8 @@ def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 44
     from bench.registry import spec
     from bench.scoring.families import load_backend
     from bench.scoring.protocols import make_protocol
-    from bench.scoring.runner import decode_workers, score
+    from bench.scoring.devices import decode_workers
+    from bench.scoring.runner import score
 
     frame_policy = policy("uniform", k=frames)
     found = []

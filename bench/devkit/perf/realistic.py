@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from bench.devkit.tiny import CORPUS, LLAVA_OV_SPECIAL, LLAVA_OV_TEMPLATE, QWEN_SPECIAL, QWEN_TEMPLATE, bpe_tokenizer
-from bench.scoring.backends.base import Prebuilt
+from bench.devkit.perf.prebuilt import Prebuilt
 
 Overrides = dict[str, dict[str, Any]]
 

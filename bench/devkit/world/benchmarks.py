@@ -1,8 +1,8 @@
 """Each benchmark's files of the generated world, written in that benchmark's own released format (see
 ``shared/BENCHMARKS.md``), with every subtest, plus a ``labels.csv`` naming each item's foil type.
 
-One writer per benchmark, ``write_<name>(folder, size, seed=0)``: the registry names it (``sample_writer``) and the
-place of its annotation files and videos inside ``folder`` (``sample_layout``). ``size`` is "small" (a few items per
+One writer per benchmark, ``write_<name>(folder, size, seed=0)``: :data:`bench.devkit.world.suite.WRITERS` names it
+and the place of its annotation files and videos inside ``folder``. ``size`` is "small" (a few items per
 subtest, for fast tests) or "full" (about a hundred per subtest). Every item's story is drawn from its own generator
 (:func:`bench.devkit.world.draw.rng_for`), so the same seed gives the same bytes.
 """

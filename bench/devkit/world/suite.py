@@ -14,9 +14,9 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from bench import registry
+from bench.devkit.world import benchmarks
 from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.paths import data_home
 
@@ -35,13 +35,28 @@ class SampleSet:
     loader_options: dict[str, Any] = field(default_factory=dict)
 
 
-def _specs() -> list[registry.BenchmarkSpec]:
-    return [s for s in registry.BENCHMARKS.values() if s.sample_writer]
+@dataclass(frozen=True)
+class Writer:
+    """How the world writes one benchmark: ``write(folder, size, seed=0)``, and where inside ``folder`` its
+    annotation files (``data``) and its videos (``videos``) land."""
+
+    write: Callable[..., None]
+    data: str = "data"
+    videos: str = "videos"
+
+
+WRITERS: dict[str, Writer] = {
+    "vilma": Writer(benchmarks.write_vilma),
+    "vitatecs": Writer(benchmarks.write_vitatecs),
+    "velociti": Writer(benchmarks.write_velociti, data="velociti.csv"),
+    "videocon": Writer(benchmarks.write_videocon),
+    "vinoground": Writer(benchmarks.write_vinoground, data=".", videos="."),
+}
 
 
 def _sets_at(out: Path) -> dict[str, SampleSet]:
-    return {s.name: SampleSet(s.name, out / s.name / s.sample_layout[0], out / s.name / s.sample_layout[1],
-                              {"labels": str(out / s.name / LABELS_FILE)}) for s in _specs()}
+    return {name: SampleSet(name, out / name / w.data, out / name / w.videos, {"labels": str(out / name / LABELS_FILE)})
+            for name, w in WRITERS.items()}
 
 
 def _stamp(size: str, seed: int) -> str:
@@ -54,9 +69,9 @@ def _context():
     return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
-def _write(writer: str, folder: Path, size: str, seed: int) -> None:
+def _write(benchmark: str, folder: Path, size: str, seed: int) -> None:
     folder.mkdir()
-    registry.resolve(writer)(folder, size, seed=seed)
+    WRITERS[benchmark].write(folder, size, seed=seed)
 
 
 def generate_sample(out_dir: str | Path, size: str = "small", seed: int = 0,
@@ -68,7 +83,7 @@ def generate_sample(out_dir: str | Path, size: str = "small", seed: int = 0,
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     out = Path(out_dir)
     out.mkdir(parents=True)
-    jobs = [(spec.sample_writer, out / spec.name, size, seed) for spec in _specs()]
+    jobs = [(name, out / name, size, seed) for name in WRITERS]
     workers = workers or (1 if size == "small" else min(len(jobs), os.cpu_count() or 1))
     if workers == 1:
         for job in jobs:

@@ -1,11 +1,10 @@
-"""What every backend shares: loading through transformers' ``Auto*`` classes (or prebuilt parts), dtypes, the
+"""What every backend shares: loading through transformers' ``Auto*`` classes (or parts built in memory), dtypes, the
 processor settings Foilbench fixes and records, the frame size to decode to, and the manifest entries."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -25,50 +24,38 @@ backend's :meth:`Backend.encode` made of them on a decode worker."""
 FIXED_SETTINGS: dict[str, Any] = {"do_sample_frames": False, "cap_pixels_per_frame": True}
 
 
-@dataclass(frozen=True)
-class Prebuilt:
-    """A processor and a model built in memory (benchmarks build random-initialised models at real configs): passed
-    instead of a model id (to a backend, or as ``ScoreConfig.model``), loaded as they are; ``name`` stands for it in
-    manifests."""
-
-    name: str
-    processor: Any
-    model: Any
-
-    def __str__(self) -> str:
-        return self.name
-
-
 class Backend:
     """One model family. Subclasses load their model in ``__init__`` and implement :meth:`answer`.
 
-    ``vision`` names the processor part that prepares frames (``image_processor`` or ``video_processor``).
+    ``model``: a hub id or local folder, or an object built in memory with a ``processor`` and a ``model``, loaded
+    as they are (its ``str`` names it in manifests). ``vision`` names the processor part that prepares frames
+    (``image_processor`` or ``video_processor``).
     """
 
     vision = "image_processor"
 
-    def __init__(self, model: str | Prebuilt, *, device: str = "cpu", dtype: str = "auto", **options: object):
+    def __init__(self, model: Any, *, device: str = "cpu", dtype: str = "auto", **options: object):
         if options:
             raise ValueError(f"unknown backend option(s) {sorted(options)} for {type(self).__name__}")
-        self.prebuilt = model if isinstance(model, Prebuilt) else None
-        self.model_id = model.name if isinstance(model, Prebuilt) else model
+        self.in_memory = None if isinstance(model, (str, os.PathLike)) else model
+        self.model_id = str(model)
         self.device = device
         self.dtype_name = dtype
 
     def load(self, auto_class: str, preprocessor: str = "AutoProcessor") -> None:
         """Load ``self.processor`` (or tokenizer) and ``self.model`` through transformers' ``Auto*`` classes, by hub
-        id or local folder alike (or take the prebuilt ones), in ``self.dtype`` on ``self.device``; then fix the
+        id or local folder alike (or take the ones built in memory), in ``self.dtype`` on ``self.device``; then fix the
         processor settings of :data:`FIXED_SETTINGS`. ``self.revision``: :func:`model_revision` of what was loaded."""
         import transformers
 
         self.dtype = torch_dtype(self.dtype_name, self.device)
-        if self.prebuilt is not None:
-            self.processor, model = self.prebuilt.processor, self.prebuilt.model.to(self.dtype)
+        if self.in_memory is not None:
+            self.processor, model = self.in_memory.processor, self.in_memory.model.to(self.dtype)
         else:
             self.processor = getattr(transformers, preprocessor).from_pretrained(self.model_id)
             model = getattr(transformers, auto_class).from_pretrained(self.model_id, dtype=self.dtype)
         self.model = model.to(self.device).eval()
-        self.revision = model_revision(self.model, None if self.prebuilt is not None else self.model_id)
+        self.revision = model_revision(self.model, None if self.in_memory is not None else self.model_id)
         for part in processor_parts(self.processor).values():
             for name, value in FIXED_SETTINGS.items():
                 if hasattr(part, name):
