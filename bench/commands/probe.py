@@ -32,10 +32,12 @@ def _window(args: argparse.Namespace) -> tuple[float | None, float | None]:
 
 def run(args: argparse.Namespace) -> int:
     """Probe, print the scores (a table, or JSON), keep the probe."""
+    from bench.scoring.console import quiet_library_bars
     from bench.scoring.probe import probe
     from bench.store.probes import append_probes
 
     start, end = _window(args)
+    quiet_library_bars()
     found = probe(args.model, args.video, args.texts, family=args.family, frames=args.frames, control=args.control,
                   prompt=args.prompt, start=start, end=end, device=args.device, dtype=args.dtype,
                   options=parse_options(args.backend_option), seed=args.seed)

@@ -32,6 +32,8 @@ class Setup:
 DEMO_RUNS: dict[str, Setup] = {
     "CLIP": Setup("clip-world", "similarity"),
     "X-CLIP": Setup("xclip-world", "similarity"),
+    "CLIP shuffled": Setup("clip-world", "similarity", "uniform:k=8,order=shuffle"),
+    "X-CLIP shuffled": Setup("xclip-world", "similarity", "uniform:k=8,order=shuffle"),
     "X-CLIP reversed": Setup("xclip-world", "similarity", "uniform:k=8,order=reverse"),
     "Qwen2-VL Yes/No": Setup("qwen2vl-world", "entail"),
     "Qwen2-VL A/B": Setup("qwen2vl-world", "mc"),

@@ -103,15 +103,20 @@ def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec,
 
 def check_stored(config: ScoreConfig, plan: Plan) -> None:
     """Raise :class:`~bench.store.RunMismatch` when the run stored in ``plan.out`` differs in a setting known before
-    the model loads, or in its items. The frame size is known only from the model's processor, and so is the
-    revision, except for a model in a local folder when the stored run's revision is that folder's digest."""
+    the model loads, or in its items. The frame size ``auto`` is known only from the model's processor, and so is
+    the revision, except for a model in a local folder when the stored run's revision is that folder's digest."""
     stored = plan.out / MANIFEST
     if not stored.is_file():
         return
     revision = folder_revision(plan.model) if isinstance(plan.model, str) else None
     stored_revision = str(json.loads(stored.read_text()).get("revision") or "")
-    unknown = ["frame_size"] + ([] if revision and stored_revision.startswith("files:") else ["revision"])
-    check_resumable(plan.out, run_manifest(config, plan, revision=revision), plan.items, unknown=unknown)
+    unknown = [] if revision and stored_revision.startswith("files:") else ["revision"]
+    size = config.size if plan.protocol.uses_frames else None
+    if size == "auto":
+        unknown.append("frame_size")
+    known = None if size in (None, "auto", "full") else list(size)
+    check_resumable(plan.out, run_manifest(config, plan, revision=revision, frame_size=known), plan.items,
+                    unknown=unknown)
 
 
 def check_stored_run(config: ScoreConfig) -> None:

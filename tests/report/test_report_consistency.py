@@ -63,7 +63,7 @@ def built(sample, tiny, tmp_path_factory):
     paths.append(import_run("answers", [answers], DataSource.of("vitatecs", s.data_path, s.video_root), home / "imp",
                             IMPORTED))
     out = tmp_path_factory.mktemp("report")
-    build_report(paths, out, n_boot=N_BOOT, progress=False, jobs=2)
+    build_report(paths, out, n_boot=N_BOOT, progress=False, jobs=2, pool_by=["foil_type"])
     return [read_run(p) for p in paths], out
 
 
@@ -236,7 +236,7 @@ def test_the_length_bins_follow_the_data_and_add_up_to_each_runs_numbers(built, 
 
 def test_the_pooled_foil_type_table_is_each_runs_breakdown_by_foil_type(built):
     runs, out = built
-    pooled = pd.read_csv(out / "foil_types.csv")
+    pooled = pd.read_csv(out / "by-foil_type.csv")
     assert len(pooled)
     for label, rows in pooled.groupby("run"):
         expected: dict[str, list[float]] = {}

@@ -174,6 +174,7 @@ def test_probes_are_kept_and_read_back_after_a_restart(tiny, velociti, home):
     done = subprocess.run([sys.executable, "-m", "bench", "probe", "--model", tiny("clip"), video, *texts, "--json",
                            "--control", "shuffled"], capture_output=True, text=True, cwd=REPO, env=_env(home))
     assert done.returncode == 0, done.stderr
+    assert "Loading weights" not in done.stderr  # transformers' own bars stay out of the command's output
     printed = json.loads(done.stdout)
     kept = read_probes()  # this process did not write them: as after a restart
     assert kept["text"].tolist() == texts and kept["score"].tolist() == [row["score"] for row in printed]
