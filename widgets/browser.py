@@ -10,6 +10,7 @@ import ipywidgets as w
 import numpy as np
 import pandas as pd
 
+from bench.analysis.items import LONG_COLUMNS, item_outcomes, item_table
 from bench.items import Item
 from bench.metrics.aggregate import ALL, Settings
 from bench.metrics.dispatch import run_table
@@ -27,6 +28,7 @@ FLAGS = {
     "runs disagree": "disagree",
 }
 MARKS = {1.0: "✓", 0.0: "✗"}
+ANALYSIS_COLUMNS = ["runs_scored", "runs_right", "difficulty"]  # bench.analysis's per-item table, of the chosen runs
 FAILED = "failed"  # asked, but no score to judge (counted wrong by the metrics, as here)
 
 
@@ -52,7 +54,10 @@ class ItemBrowser(w.VBox):
                                 OUTCOME_COLUMNS)
         self.margins = _concat([run_margins(self.own_items(r), {r.label: RunScores.of(r)}) for r in self.run_list],
                                ["run", "item_id", "margin"])
+        self.long = (item_outcomes({r.label: r for r in self.run_list})[0] if self.run_list
+                     else pd.DataFrame(columns=LONG_COLUMNS))
         self._scores: dict[str, pd.DataFrame] = {}
+        self._analysis: dict[tuple[str, ...], pd.DataFrame] = {}
         self.viewer = PairViewer(self.run_list, serve=serve, proxy_folder=proxy_folder)
         self.viewer.on_navigate(self._navigate)
         labels = [r.label for r in self.run_list]
@@ -91,6 +96,20 @@ class ItemBrowser(w.VBox):
 
     def _chosen_outcomes(self) -> pd.DataFrame:
         return self.outcomes[self.outcomes["run"].isin(self.picker.value)]
+
+    def chosen_long(self) -> pd.DataFrame:
+        """The chosen runs' judgements of their items as ``bench.analysis`` makes them
+        (:func:`bench.analysis.items.item_outcomes`)."""
+        return self.long[self.long["run"].isin(self.picker.value)]
+
+    def item_analysis(self) -> pd.DataFrame:
+        """``bench.analysis``'s per-item table of the chosen runs (:func:`bench.analysis.items.item_table`): runs
+        right, difficulty (the share of the runs that scored an item that got it right), labels."""
+        key = tuple(self.picker.value)
+        if key not in self._analysis:
+            long = self.chosen_long()
+            self._analysis[key] = item_table(long) if len(long) else pd.DataFrame(columns=["item_id", *ANALYSIS_COLUMNS])
+        return self._analysis[key]
 
     def _metric_options(self) -> None:
         """The metrics of the chosen runs (the first plain run's first); the current one kept when it applies."""
@@ -139,10 +158,15 @@ class ItemBrowser(w.VBox):
         for run in self.headline:
             margin = self.margins[self.margins["run"] == run].set_index("item_id")["margin"]
             table[f"margin:{run}"] = table["item_id"].map(margin)
+        analysis = self.item_analysis().set_index("item_id")
+        for column in ANALYSIS_COLUMNS:
+            table[column] = table["item_id"].map(analysis[column])
         self.table = table.assign(order=np.arange(len(table)))
         columns = [{"key": "order", "title": "#", "group": "", "kind": "number"},
                    {"key": "item_id", "title": "item", "group": "", "kind": "text"},
-                   {"key": "subset", "title": "subset", "group": "", "kind": "text"}]
+                   {"key": "subset", "title": "subset", "group": "", "kind": "text"},
+                   {"key": "runs_right", "title": "runs right", "group": "all chosen runs", "kind": "number"},
+                   {"key": "difficulty", "title": "difficulty", "group": "all chosen runs", "kind": "number"}]
         for run, metric in self.headline.items():
             columns += [{"key": f"correct:{run}", "title": metric, "group": run, "kind": "correct"},
                         {"key": f"margin:{run}", "title": "margin", "group": run, "kind": "number"}]
@@ -164,7 +188,7 @@ class ItemBrowser(w.VBox):
                 continue
             value, n = self.engine_value(run, metric)
             parts.append(f"{run}: {scored} scored, {metric} {100 * value:.1f} % (n {n})")
-        pinned = " (selected in a plot)" if self.pinned else ""
+        pinned = " (selected in a plot)" if self.pinned is not None else ""
         return f"{shown} of {len(self.table)} items{pinned} · " + " · ".join(parts)
 
     def rows(self) -> pd.DataFrame:
@@ -191,6 +215,10 @@ class ItemBrowser(w.VBox):
                 cells.append(row["state:" + column["key"].split(":", 1)[1]])
             elif column["key"] == "order":
                 cells.append(str(int(value) + 1))
+            elif column["key"] == "runs_right":
+                cells.append("–" if pd.isna(value) else f"{int(value)}/{int(row['runs_scored'])}")
+            elif column["key"] == "difficulty":
+                cells.append(number(value))
             elif column["kind"] == "number":
                 cells.append(number(value, signed=True))
             else:
@@ -212,7 +240,11 @@ class ItemBrowser(w.VBox):
 
     def select(self, item_ids: Sequence[str] | None) -> None:
         """Restrict the list to ``item_ids`` (from a plot selection; None or empty lifts it)."""
-        self.pinned = list(item_ids) if item_ids else None
+        self.pin(list(item_ids) if item_ids else None)
+
+    def pin(self, item_ids: Sequence[str] | None) -> None:
+        """Restrict the list to exactly ``item_ids`` (empty: no item); None lifts it."""
+        self.pinned = list(item_ids) if item_ids is not None else None
         self.refresh()
 
     def _selected(self, change) -> None:

@@ -172,3 +172,10 @@ def label_difficulty(items_table: pd.DataFrame, label: str, level: float = DEFAU
                      "all_fail": fails / len(group), "all_fail_low": low, "all_fail_high": high})
     return pd.DataFrame(rows)
 
+
+
+def disagreements(long: pd.DataFrame, a: str, b: str) -> list[str]:
+    """The items runs ``a`` and ``b`` both scored on which one is right and the other wrong (the discordant items
+    of their pair row in :func:`pair_table`), in the order of ``a``'s rows."""
+    shared = shared_items(long, a, b)
+    return shared.loc[shared["right_a"] != shared["right_b"], "item_id"].tolist()
