@@ -108,7 +108,8 @@ class ItemBrowser(w.VBox):
         key = tuple(self.picker.value)
         if key not in self._analysis:
             long = self.chosen_long()
-            self._analysis[key] = item_table(long) if len(long) else pd.DataFrame(columns=["item_id", *ANALYSIS_COLUMNS])
+            empty = pd.DataFrame(columns=["item_id", *ANALYSIS_COLUMNS])
+            self._analysis[key] = item_table(long) if len(long) else empty
         return self._analysis[key]
 
     def _metric_options(self) -> None:
