@@ -350,7 +350,7 @@ def test_explore_notebook_runs_as_shipped(home, tmp_path):
     assert str(home) in printed and all(f.name in printed for f in find_runs(BENCHMARK, under=home / "runs"))
     widgets = [o for c in notebook.cells for o in c.get("outputs", [])
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    assert len(widgets) == 2  # the browser, and the charts that follow its runs (the scatter and the bars)
+    assert len(widgets) == 3  # the browser, the charts that follow its runs (scatter, bars), the runs compared
     _, error = _run_notebook(tmp_path / "empty", tmp_path / "no-home")
     assert error is not None and "FileNotFoundError" in str(error)
     assert str(tmp_path / "no-home" / "runs") in str(error) and "foilbench demo" in str(error)
