@@ -166,8 +166,8 @@ class ItemBrowser(w.VBox):
         columns = [{"key": "order", "title": "#", "group": "", "kind": "number"},
                    {"key": "item_id", "title": "item", "group": "", "kind": "text"},
                    {"key": "subset", "title": "subset", "group": "", "kind": "text"},
-                   {"key": "runs_right", "title": "runs right", "group": "all chosen runs", "kind": "number"},
-                   {"key": "difficulty", "title": "difficulty", "group": "all chosen runs", "kind": "number"}]
+                   {"key": "runs_right", "title": "runs right", "group": "", "kind": "number"},
+                   {"key": "difficulty", "title": "difficulty", "group": "", "kind": "number"}]
         for run, metric in self.headline.items():
             columns += [{"key": f"correct:{run}", "title": metric, "group": run, "kind": "correct"},
                         {"key": f"margin:{run}", "title": "margin", "group": run, "kind": "number"}]
