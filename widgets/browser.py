@@ -35,7 +35,8 @@ FAILED = "failed"  # asked, but no score to judge (counted wrong by the metrics,
 class ItemBrowser(w.VBox):
     """Runs to browse (a multi-select, plain models first), filters (subset, flag), the metric the "correct" columns
     show, the item list (every item some chosen run scored; per run: right, wrong, failed or not scored, and the
-    margin; click a column title to sort), and the pair viewer."""
+    margin; over the chosen runs: runs right and difficulty, from ``bench.analysis``; click a column title to sort),
+    and the pair viewer."""
 
     def __init__(self, runs: Sequence[Run | str | Path], items: Sequence[Item] | None = None, *, serve: bool = True,
                  proxy_folder: str | Path | None = None):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.analysis.items import (agreement_matrix, compare_runs, item_outcomes, item_table, label_difficulty,
-                                  pair_table)
+from bench.analysis.items import (agreement_matrix, compare_runs, disagreements, item_outcomes, item_table,
+                                  label_difficulty, pair_table)
 from bench.items import Clip, Item
 from bench.metrics.intervals import clopper_pearson, holm, mcnemar_test
 from bench.store.run import Run
@@ -114,3 +114,13 @@ def test_runs_without_a_shared_item_are_refused():
 def test_an_unknown_label_is_one_line(three):
     with pytest.raises(ValueError, match="no item carries the label 'colour'"):
         compare_runs(three[0], by="colour")
+
+
+def test_disagreements_are_the_discordant_items_both_scored(three):
+    runs, (a, b, c) = three
+    long, _ = item_outcomes(runs)
+    pairs = pair_table(long).set_index(["a", "b"])
+    for (x, y), (first, second) in {("a", "c"): (a, c), ("b", "c"): (b, c), ("a", "b"): (a, b)}.items():
+        found = disagreements(long, x, y)
+        assert found == [i for i in first if i in second and first[i] != second[i]]
+        assert len(found) == pairs.loc[(x, y), "only_a"] + pairs.loc[(x, y), "only_b"]
