@@ -11,7 +11,7 @@ import pandas as pd
 
 from bench.analysis.items import disagreements, label_difficulty, pair_table
 from widgets.browser import ItemBrowser
-from widgets.linking import _jupyter_chart
+from widgets.linking import jupyter_chart
 
 MAX_VALUES = 40  # labels with more values than this (video names, ids) are not offered for the difficulty chart
 
@@ -90,7 +90,7 @@ def linked_heatmap(browser: ItemBrowser) -> alt.JupyterChart:
     """The heatmap of the browser's chosen runs (at least two); clicking a cell lists exactly the items where those
     two runs disagree (:func:`bench.analysis.items.disagreements`), clicking it again lifts that."""
     long = browser.chosen_long()
-    chart = _jupyter_chart(heatmap_chart(pair_table(long)))
+    chart = jupyter_chart(heatmap_chart(pair_table(long)))
 
     def changed(change) -> None:
         cell = _picked(change)
@@ -103,7 +103,7 @@ def linked_heatmap(browser: ItemBrowser) -> alt.JupyterChart:
 def linked_difficulty(browser: ItemBrowser, label: str) -> alt.JupyterChart:
     """The difficulty by ``label`` of the browser's chosen runs; clicking a bar lists that value's items."""
     items = browser.item_analysis()
-    chart = _jupyter_chart(difficulty_chart(label_difficulty(items, label), label))
+    chart = jupyter_chart(difficulty_chart(label_difficulty(items, label), label))
 
     def changed(change) -> None:
         values = {p.get("value") for p in change.new.value or []}

@@ -14,7 +14,8 @@ from widgets.browser import ItemBrowser
 EMBED = {"renderer": "svg", "actions": False}
 
 
-def _jupyter_chart(chart: alt.TopLevelMixin) -> alt.JupyterChart:
+def jupyter_chart(chart: alt.TopLevelMixin) -> alt.JupyterChart:
+    """``chart`` as a widget whose selections Python can read, with vega served offline."""
     alt.JupyterChart.enable_offline()  # vega bundled by vl-convert: no CDN
     return alt.JupyterChart(chart, embed_options=EMBED)
 
@@ -57,7 +58,7 @@ def linked_scatter(browser: ItemBrowser, run_index: int | None = None) -> alt.Ju
     run = browser.run_list[run_index]
     points = entailment_points(browser.own_items(run), run.pair)
     subsets = {it.item_id: it.subset for it in browser.items.values()}
-    chart = _jupyter_chart(scatter_chart(points.assign(subset=points["item_id"].map(subsets)), run.label))
+    chart = jupyter_chart(scatter_chart(points.assign(subset=points["item_id"].map(subsets)), run.label))
     chart.selections.observe(lambda change: browser.select([p["item_id"] for p in change.new.value]), ["pick"])
     return chart
 
@@ -99,7 +100,7 @@ def bars_chart(table: pd.DataFrame, metric: str, by: str = "subset") -> alt.Laye
 def linked_bars(browser: ItemBrowser, table: pd.DataFrame, metric: str, by: str = "subset") -> alt.JupyterChart:
     """Bars of a breakdown (a ``bench.metrics`` table, see :func:`bars_chart`); clicking a bar lists the items of
     that group."""
-    chart = _jupyter_chart(bars_chart(table, metric, by))
+    chart = jupyter_chart(bars_chart(table, metric, by))
 
     def changed(change) -> None:
         groups = {p.get("subset") for p in change.new.value}
