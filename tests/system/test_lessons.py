@@ -67,8 +67,7 @@ def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, 
     five draws (an earlier recipe), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %; with the
     world's still scenes of one to four shapes added, 70 % in 1000 steps and 94 % in 1500. Build 10's seed 2 reaches
     94 % on a CPU with AVX-512 and 72 % on one with AVX2 alone (the kernels a CPU selects draw other weights, issue
-    #32; builds are now pinned to AVX2): the lesson that holds on both is that it reads order, far above chance, not
-    the default seed's 80 % bar."""
+    #32): the lesson that holds on both is that it reads order, far above chance, not the default seed's 80 % bar."""
     home, world = trained_world
     model = trained_model("xclip-world", home / "seed-2", seed=2)
     runs = [_score(world, tmp_path, b, model, "similarity", "seed-2") for b in ORDERED]
@@ -140,9 +139,8 @@ def test_the_video_llm_is_above_chance_on_every_item_of_vitatecs_and_velociti(vi
     assert stats.binomtest(right, len(both), 0.5, alternative="greater").pvalue < 0.05, "the Video-LLM is at chance"
 
 
-@pytest.mark.xfail(strict=False, reason="the build pinned to AVX2 kernels: the Qwen2-VL is right on 62 % of the 1,600 "
-                   "items but not more often where X-CLIP is right (Fisher p 0.31; p 1e-7 for the AVX-512 build of "
-                   "earlier): issue #32")
+@pytest.mark.xfail(strict=False, reason="on a CPU without AVX-512 the Qwen2-VL is right on 62 % of the 1,600 items "
+                   "but not more often where X-CLIP is right (Fisher p 0.31; p 1e-7 on an AVX-512 CPU): issue #32")
 def test_the_video_text_model_and_the_video_llm_find_the_same_items_easy(video_llm_and_xclip):
     """The Video-LLM is right where X-CLIP is right. Its tower and one layer learned X-CLIP's embeddings, so agreement
     is expected of a correct pipeline; a scoring path that misplaces items, videos, frames or answers loses it."""
