@@ -114,8 +114,8 @@ def linked_difficulty(browser: ItemBrowser, label: str) -> alt.JupyterChart:
 
 
 def linked_comparison(browser: ItemBrowser) -> w.VBox:
-    """The heatmap and the difficulty chart (with a choice of label, ``foil_type`` first where the items carry it)
-    of the browser's chosen runs; drawn again when the choice of runs or label changes."""
+    """The heatmap and the difficulty chart (with a choice of label: the first label beside ``subset`` where the
+    items carry one) of the browser's chosen runs; drawn again when the choice of runs or label changes."""
     label = w.Dropdown(description="difficulty by")
     box = w.VBox()
     drawing = [False]  # set while draw() resets the label choice, so that it does not draw twice
@@ -127,7 +127,7 @@ def linked_comparison(browser: ItemBrowser) -> w.VBox:
         options = label_options(items) if len(items) else ["subset"]
         current, drawing[0] = label.value, True
         label.options = options
-        label.value = current if current in options else ("foil_type" if "foil_type" in options else "subset")
+        label.value = current if current in options else (options[1] if len(options) > 1 else "subset")
         drawing[0] = False
         shown: list[w.DOMWidget] = []
         if len(browser.chosen) < 2:

@@ -19,16 +19,57 @@ again after a kill: complete runs are skipped, partial ones resume. See docs/stu
 """
 
 
+def _world_names(study) -> list[str]:
+    from bench.study.plan import WORLD_MODEL
+
+    return [c.model[len(WORLD_MODEL):] for c in study.configs
+            if isinstance(c.model, str) and c.model.startswith(WORLD_MODEL)]
+
+
+def _check_world_models(study) -> None:
+    """A ``world:NAME`` model that the generated world does not train is a one-line error."""
+    from bench.devkit.train.build import MODELS
+    from bench.study.plan import WORLD_MODEL, StudyError
+
+    unknown = [n for n in _world_names(study) if n not in MODELS]
+    if unknown:
+        raise StudyError(f"[[models]] model: unknown world model {WORLD_MODEL + unknown[0]!r}; choose among "
+                         f"{', '.join(WORLD_MODEL + m for m in MODELS)}")
+
+
+def _with_world(study, home):
+    """``study`` with its ``world:`` models resolved to their folders (built on first use) and, when it names a
+    world size, the generated world made first; a benchmark path that still does not exist is a one-line error."""
+    import dataclasses
+    from pathlib import Path
+
+    from bench.devkit.train.build import trained_model
+    from bench.devkit.world import ensure_sample
+    from bench.study.plan import WORLD_MODEL, StudyError
+
+    if study.world:
+        ensure_sample(home / f"sample-{study.world}", size=study.world)
+    missing = [(b.name, p) for b in study.benchmarks for p in (b.source.data_path, b.source.video_root)
+               if p and not Path(p).exists()]
+    if missing:
+        raise StudyError(f"[[benchmarks]] {missing[0][0]}: {missing[0][1]} does not exist")
+    models = {name: str(trained_model(name, home)) for name in dict.fromkeys(_world_names(study))}
+    configs = [dataclasses.replace(c, model=models[c.model[len(WORLD_MODEL):]])
+               if isinstance(c.model, str) and c.model.startswith(WORLD_MODEL) else c for c in study.configs]
+    return dataclasses.replace(study, configs=configs)
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the study, score what is not stored yet and build the report."""
     from pathlib import Path
 
     from bench.paths import data_home
-    from bench.study.execute import run_study, with_world
+    from bench.study.execute import run_study
     from bench.study.plan import read_study
 
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     study = read_study(args.study, home)
+    _check_world_models(study)
     print(f"study {study.path.name}: {len(study.configs)} run(s) of {len(study.benchmarks)} benchmark(s) into "
           f"{study.runs}")
     if args.check:
@@ -37,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {config.source.benchmark:10s} {config.name} ({config.model}, {config.protocol or 'default'} "
                   f"protocol, frames {config.frames}{control}) -> {Path(config.out).name}")
         return 0
-    paths = run_study(with_world(study, home), progress=not args.quiet)
+    paths = run_study(_with_world(study, home), progress=not args.quiet)
     if args.no_report:
         print(f"runs: {study.runs}")
         return 0

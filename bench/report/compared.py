@@ -20,13 +20,12 @@ from bench.report.tables import Table, percent, plain_table, table_html
 from bench.store import Run
 
 FOLDER = "compared"
-FOIL_TYPE = "foil_type"
 HARDEST = 10
 
 
-def _label(runs: Sequence[Run]) -> str:
-    """``foil_type`` when the runs' items carry it, else ``subset``."""
-    return FOIL_TYPE if any(it.labels.get(FOIL_TYPE) for r in runs for it in r.items()) else "subset"
+def _label(runs: Sequence[Run], labels: Sequence[str]) -> str:
+    """The first of ``labels`` (the report's ``--pool`` labels) that the runs' items carry, else ``subset``."""
+    return next((label for label in labels if any(it.labels.get(label) for r in runs for it in r.items())), "subset")
 
 
 def _by_benchmark(runs: Sequence[Run]) -> dict[str, list[Run]]:
@@ -69,10 +68,10 @@ def _cell(k: int, n: int) -> str:
     return f"{percent(k / n)} [{percent(low)}, {percent(high)}]"
 
 
-def controls_table(runs: Sequence[Run]) -> pd.DataFrame:
+def controls_table(runs: Sequence[Run], labels: Sequence[str] = ()) -> pd.DataFrame:
     """Per full run, control and label value (and all items): both accuracies with their exact intervals on the items
     both scored, the drop, and the exact McNemar p-value, Holm-corrected across the values of each pair."""
-    label = _label(runs)
+    label = _label(runs, labels)
     rows = []
     for full, control_run, control in control_pairs(runs):
         long, _ = item_outcomes({"full": full, "control": control_run})
@@ -99,14 +98,15 @@ def _p(value: float) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.2g}"
 
 
-def controls_section(out: Path, runs: Sequence[Run]) -> str:
-    """The section "What can be solved without the video" (empty when no run is a control)."""
+def controls_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = ()) -> str:
+    """The section "What can be solved without the video" (empty when no run is a control), by the first of
+    ``labels`` the items carry (else by subset)."""
     parts = []
     for benchmark, own in _by_benchmark(runs).items():
-        table = controls_table(own)
+        table = controls_table(own, labels)
         if table.empty:
             continue
-        label = _label(own)
+        label = _label(own, labels)
         shown = pd.DataFrame({"run": table["run"], "control": table["control"], label: table[label],
                               "items": table["n"], "full (%)": table["full_cell"],
                               "with control (%)": table["control_cell"],
@@ -126,7 +126,7 @@ def controls_section(out: Path, runs: Sequence[Run]) -> str:
     return "<h2 id='controls'>What can be solved without the video</h2>\n" + "\n".join(parts)
 
 
-def models_compared_section(out: Path, runs: Sequence[Run]) -> str:
+def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = ()) -> str:
     """The section "Models compared": per benchmark with two or more full runs, the kappa matrix, the paired tests
     per label value and the hardest items (empty when no benchmark has two)."""
     parts = []
@@ -134,7 +134,7 @@ def models_compared_section(out: Path, runs: Sequence[Run]) -> str:
         full = {r.label: r for r in own if _control(r) is None}
         if len(full) < 2:
             continue
-        label = _label(own)
+        label = _label(own, labels)
         long, items = item_outcomes(full)
         pairs = pair_table(long, label)
         matrix = agreement_matrix(pairs).map(lambda v: "" if math.isnan(v) else f"{v:.2f}")

@@ -142,7 +142,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     else:
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
     parts += pooled.values()
-    parts += [controls_section(out, runs), models_compared_section(out, runs)]
+    parts += [controls_section(out, runs, pool_by), models_compared_section(out, runs, pool_by)]
     parts.append("<h2 id='runs'>Runs</h2>")
     listed = runs_frame(runs)
     listed.to_csv(out / "runs.csv", index=False)

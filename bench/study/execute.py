@@ -9,34 +9,9 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from bench.study.plan import WORLD_MODEL, Study, StudyError
+from bench.study.plan import Study
 
 LOG = "study.log"
-
-
-def with_world(study: Study, home: Path) -> Study:
-    """``study`` with its ``world:`` models resolved to their folders (built on first use) and, when it names a
-    world size, the generated world made first; a benchmark path that still does not exist is a one-line error."""
-    if study.world:
-        from bench.devkit.world import ensure_sample
-
-        ensure_sample(home / f"sample-{study.world}", size=study.world)
-    missing = [(b.name, p) for b in study.benchmarks for p in (b.source.data_path, b.source.video_root)
-               if p and not Path(p).exists()]
-    if missing:
-        raise StudyError(f"[[benchmarks]] {missing[0][0]}: {missing[0][1]} does not exist")
-    models = {}
-    configs = []
-    for config in study.configs:
-        if isinstance(config.model, str) and config.model.startswith(WORLD_MODEL):
-            from bench.devkit.train.build import trained_model
-
-            name = config.model[len(WORLD_MODEL):]
-            if name not in models:
-                models[name] = str(trained_model(name, home))
-            config = dataclasses.replace(config, model=models[name])
-        configs.append(config)
-    return dataclasses.replace(study, configs=configs)
 
 
 def complete(config) -> bool:
@@ -55,10 +30,8 @@ def complete(config) -> bool:
 
 
 def run_study(study: Study, *, progress: bool = True) -> list[Path]:
-    """Score every run of ``study`` (resolved by :func:`with_world`) into its runs folder; the run folders, in the
+    """Score every run of ``study`` (its ``world:`` models resolved) into its runs folder; the run folders, in the
     study's order. One line per run on stdout; the runner's own messages go to ``<runs>/study.log``."""
-    from tqdm.auto import tqdm
-
     from bench.frames import FrameCache
     from bench.scoring.runner import score
 

@@ -210,15 +210,11 @@ def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths
 
 
 def _model(where: str, given: Any, paths: _Paths) -> str:
-    """A hub id as given, a ``world:NAME`` model as given (resolved when the study runs), or a local folder
+    """A hub id as given, a ``world:NAME`` model as given (checked and resolved by the command, which knows the
+    generated world's models), or a local folder
     (``{home}``, ``{study}`` and relative paths resolved) when the text looks like a path."""
     _typed(f"{where} model", given, str, "a hub id, a folder or world:NAME")
     if given.startswith(WORLD_MODEL):
-        from bench.devkit.train.build import MODELS
-
-        if given[len(WORLD_MODEL):] not in MODELS:
-            raise StudyError(f"{where} model: unknown world model {given!r}; choose among "
-                             f"{', '.join(WORLD_MODEL + m for m in MODELS)}")
         return given
     if "{" in given or given.startswith((".", "/", "~")):
         return str(paths(f"{where} model", given))

@@ -45,7 +45,7 @@ def test_each_control_is_matched_to_its_own_full_run(runs):
 
 
 def test_the_controls_table_is_the_paired_comparison_per_foil_type(runs):
-    table = controls_table(runs)
+    table = controls_table(runs, ["foil_type"])
     mine = table[table["control run"] == "X reversed"].set_index("foil_type")
     full = [k % 2 == 0 or k % 3 == 0 for k in range(40)]
     control = [k % 2 == 1 or k % 3 == 0 for k in range(40)]
@@ -61,8 +61,8 @@ def test_the_controls_table_is_the_paired_comparison_per_foil_type(runs):
 
 
 def test_sections_are_written_with_their_tables(runs, tmp_path):
-    controls = controls_section(tmp_path, runs)
-    compared = models_compared_section(tmp_path, runs)
+    controls = controls_section(tmp_path, runs, ["foil_type"])
+    compared = models_compared_section(tmp_path, runs, ["foil_type"])
     assert "What can be solved without the video" in controls and "Models compared" in compared
     assert "caption 0 (true)" in compared or "(true)" in compared
     pairs = pd.read_csv(tmp_path / "compared" / "vitatecs-pairs.csv")

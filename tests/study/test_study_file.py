@@ -75,7 +75,6 @@ family = "contrastive"
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nlimit = 0", r"limit must be at least 1"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nspread = 'yes'", r"spread must be true or false"),
     ("[[models]]\nname = 'M'\nmodel = 'x/y'", r"goes to vitatecs-m, as 'm' does"),
-    ("[[models]]\nname = 'n'\nmodel = 'world:gpt'", r"unknown world model 'world:gpt'"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nbenchmarks = ['vilma']", r"vilma not among the study's"),
     ("[[benchmarks]]\nname = 'vilma'\ndata = 'nowhere'", r"\(vilma\) data: .*nowhere does not exist"),
     ("[study", r"not valid TOML"),
@@ -112,3 +111,15 @@ def test_paths_resolve_home_study_and_relative(tmp_path):
     assert study.runs == tmp_path / "out" / "runs" and study.report == tmp_path / "out" / "runs-report"
     assert Path(study.configs[0].source.data_path) == data
     assert study.configs[0].out == tmp_path / "out" / "runs" / "vitatecs-m"
+
+
+def test_an_unknown_world_model_is_a_one_line_error_before_anything_is_scored(tmp_path, capsys):
+    from bench.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    study = tmp_path / "study.toml"
+    study.write_text(GOOD.format(data=data) + "[[models]]\nname = 'n'\nmodel = 'world:gpt'\nfamily = 'contrastive'\n")
+    assert main(["study", str(study), "--check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown world model 'world:gpt'" in err and "\n" not in err
