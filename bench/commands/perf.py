@@ -93,8 +93,6 @@ def _store(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from bench.devkit.perf.probe import measure
     from bench.paths import data_home
     from bench.scoring.devices import resolve_device
@@ -104,12 +102,24 @@ def _probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build(args: argparse.Namespace) -> int:
+    from bench.devkit.perf.build import measure
+    from bench.devkit.train.build import FULL, MODELS, Scale
+
+    if args.model not in MODELS:
+        raise ValueError(f"--model must be one of {', '.join(MODELS)}; got {args.model!r}")
+    scale = FULL if args.scale == 1.0 else Scale(max(2, round(FULL.videos_per_kind * args.scale)),
+                                                 max(4, round(FULL.pairs * args.scale)), args.scale)
+    measure(args.model, scale, args.threads)
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``perf`` command group."""
     parser = add_command(subparsers, "perf", "speed benchmarks that print ratios against naive baselines",
                          "Speed benchmarks; each prints its throughput and the ratio against a naive baseline.",
                          "examples:\n  foilbench perf frames\n  foilbench perf score\n  foilbench perf pipeline\n"
-                         "  foilbench perf score --realistic --device cuda\n  foilbench perf probe")
+                         "  foilbench perf score --realistic --device cuda\n  foilbench perf probe\n  foilbench perf build")
     sub = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     frames = add_command(
         sub, "frames", "frame decoding throughput against a naive baseline",
@@ -186,3 +196,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     probe.add_argument("--benchmark", default="vitatecs", help="whose item is probed (default vitatecs)")
     probe.add_argument("--device", default="cpu", help="cpu (default), cuda, auto")
     probe.set_defaults(func=_probe)
+    build = add_command(
+        sub, "build", "a world model built idle and beside a busy torch job",
+        "Build a world model (default clip-world) in a fresh data home on an idle machine, then again beside a "
+        "torch job multiplying matrices on 2 threads, and print both times, their ratio (target: at most 2.2x) and "
+        "whether the two builds wrote identical weights.",
+        "examples:\n  foilbench perf build\n  foilbench perf build --model xclip-world --scale 0.1")
+    build.add_argument("--model", default="clip-world", help="the world model to build (default clip-world)")
+    build.add_argument("--scale", type=float, default=1.0,
+                       help="share of the full training split and steps (default 1: the demo's build)")
+    build.add_argument("--threads", type=int, default=2, help="the busy job's torch threads (default 2)")
+    build.set_defaults(func=_build)
