@@ -5,13 +5,14 @@ by-foil-type table and the answer-bias measures derived from stored runs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
 from bench.devkit.threads import torch_threads
-from bench.devkit.train import build
+from bench.devkit.train import build, pinned
 from bench.devkit.train.build import STAMP, Scale, trained_model
 from bench.devkit.train.evaluate import Model, answer_bias, score_world
 from bench.metrics.pooled import item_scores
@@ -46,14 +47,34 @@ def test_a_build_is_a_checkpoint_the_backend_loads_by_path_and_the_runner_scores
     assert len(rows) == 6 and rows["foil_type"].notna().all() and rows["value"].isin([0.0, 1.0]).all()
 
 
-def test_the_cache_is_reused_and_a_version_bump_rebuilds(clip_world, home, monkeypatch):
+def test_the_cache_is_reused_and_a_version_bump_rebuilds(clip_world, home):
     stamp = clip_world / STAMP
     before = stamp.stat().st_mtime_ns
     assert trained_model("clip-world", home, scale=TINY, progress=False) == clip_world
     assert stamp.stat().st_mtime_ns == before
-    monkeypatch.setattr(build, "VERSION", build.VERSION + "-next")
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "version": build.VERSION + "-before"}))
     trained_model("clip-world", home, scale=TINY, progress=False)
     assert json.loads(stamp.read_text())["version"] == build.VERSION
+    assert stamp.stat().st_mtime_ns != before
+
+
+def test_a_build_records_its_pinned_kernels_and_how_long_it_took(clip_world, home):
+    built = json.loads((clip_world / STAMP).read_text())["built"]
+    assert built["env"] == pinned.PINNED and built["threads"] == build.THREADS and built["seconds"] > 0
+    if "avx2" in Path("/proc/cpuinfo").read_text().split():
+        assert built["cpu_capability"] == pinned.CAPABILITY
+    assert build.build_seconds("clip-world", home) == built["seconds"]
+    assert build.build_seconds("xclip-world", home / "nowhere") is None
+
+
+def test_the_same_seed_gives_the_same_bytes_whatever_kernels_the_caller_asks_for(clip_world, tmp_path, monkeypatch):
+    """The build's child pins its kernels: a caller set to torch's plain kernels and MKL's generic path (what a CPU
+    of another kind would pick) still gets the same file, byte for byte."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    again = trained_model("clip-world", tmp_path, scale=TINY, progress=False)
+    assert (again / "model.safetensors").read_bytes() == (clip_world / "model.safetensors").read_bytes()
 
 
 def test_a_world_run_scored_before_its_model_was_rebuilt_is_scored_again(home, sample, tmp_path, capsys):

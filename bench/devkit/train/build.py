@@ -4,8 +4,10 @@ path exactly as they load a user's checkpoint.
 
 A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed, scale) and rebuilt when the
 stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
-for the first and uses its result. Every build is seeded and runs torch on :data:`THREADS` threads whatever the
-machine's core count: the same seed gives the same weights (on the same kind of CPU). Each model is first
+for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned to one
+instruction set (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
+:data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on any x86-64 CPU
+with AVX2, idle or busy. Models built together share one child, so the training split is decoded once. Each model is first
 saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
 frame size then prepare the training frames: training sees exactly what scoring sees.
 """
@@ -17,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -24,7 +27,7 @@ from typing import Callable
 import torch
 
 from bench.devkit.threads import torch_threads
-from bench.devkit.train import contrastive, videollm
+from bench.devkit.train import contrastive, pinned, videollm
 from bench.devkit.train.data import Decoded, decode
 from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer
 from bench.devkit.train.teacher import Teacher
@@ -34,7 +37,7 @@ from bench.paths import data_home
 VERSION = "10"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
-THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
+THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 
 
 @dataclass(frozen=True)
@@ -89,23 +92,66 @@ def trained_model(name: str, home: str | Path | None = None, *, seed: int = 0, s
     """The folder of the trained model ``name`` (one of :data:`MODELS`), built first when absent or built with
     another :data:`VERSION`, ``seed`` or ``scale``. Load it by path like any checkpoint (family:
     ``MODELS[name].family``)."""
-    if name not in MODELS:
-        raise ValueError(f"unknown trained model {name!r}; choose one of {', '.join(MODELS)}")
-    spec = MODELS[name]
-    base = trained_model(spec.base, home, seed=seed, scale=scale, progress=progress) if spec.base else None
-    teacher = trained_model(spec.teacher, home, seed=seed, scale=scale, progress=progress) if spec.teacher else None
+    return trained_models([name], home, seed=seed, scale=scale, progress=progress)[name]
+
+
+def trained_models(names: list[str], home: str | Path | None = None, *, seed: int = 0, scale: Scale = FULL,
+                   progress: bool = True) -> dict[str, Path]:
+    """:func:`trained_model` of each of ``names``; those to build (with the models they need) are built together in
+    one pinned child process."""
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown trained model {unknown[0]!r}; choose one of {', '.join(MODELS)}")
     root = models_home(home)
+    if pinned.inside():
+        return {name: _ensure(name, root, seed, scale, progress) for name in names}
+    if not all(_current(root / n, _stamp(n, seed, scale)) for n in needed(names)):
+        pinned.build(list(names), root.parent, seed, asdict(scale), progress)
+    stale = [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
+    if stale:
+        raise RuntimeError(f"the build left {', '.join(stale)} out of date in {root}")
+    return {name: root / name for name in names}
+
+
+def needed(names: list[str]) -> list[str]:
+    """``names`` and every model they continue from or learn from, each after the models it needs."""
+    order: list[str] = []
+    for name in names:
+        spec = MODELS[name]
+        for before in needed([n for n in (spec.base, spec.teacher) if n]) + [name]:
+            if before not in order:
+                order.append(before)
+    return order
+
+
+def build_seconds(name: str, home: str | Path | None = None) -> float | None:
+    """How long the last build of ``name`` in ``home`` took (its stamp's record, current or not; None: never built)."""
+    path = models_home(home) / name / STAMP
+    return json.loads(path.read_text()).get("built", {}).get("seconds") if path.is_file() else None
+
+
+def _stamp(name: str, seed: int, scale: Scale) -> dict:
+    return {"version": VERSION, "name": name, "seed": seed, "scale": asdict(scale)}
+
+
+def _ensure(name: str, root: Path, seed: int, scale: Scale, progress: bool) -> Path:
+    """Build ``name`` in this process unless current (the models it needs first)."""
+    spec = MODELS[name]
+    base = _ensure(spec.base, root, seed, scale, progress) if spec.base else None
+    teacher = _ensure(spec.teacher, root, seed, scale, progress) if spec.teacher else None
     root.mkdir(parents=True, exist_ok=True)
     target = root / name
-    stamp = {"version": VERSION, "name": name, "seed": seed, "scale": asdict(scale)}
+    stamp = _stamp(name, seed, scale)
     with open(root / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a second process waits here, then finds the first's build current
         if _current(target, stamp):
             return target
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
         try:
+            start = time.perf_counter()
             _build(spec, tmp / "model", base, teacher, root, seed, scale, progress, name)
-            (tmp / "model" / STAMP).write_text(json.dumps(stamp, sort_keys=True) + "\n")
+            built = {**pinned.built_with(), "seconds": round(time.perf_counter() - start, 1)}
+            (tmp / "model" / STAMP).write_text(json.dumps({**stamp, "built": built}, sort_keys=True) + "\n")
             if target.exists():
                 os.replace(target, tmp / "outdated")
             os.replace(tmp / "model", target)
@@ -116,7 +162,11 @@ def trained_model(name: str, home: str | Path | None = None, *, seed: int = 0, s
 
 def _current(target: Path, stamp: dict) -> bool:
     path = target / STAMP
-    return path.is_file() and json.loads(path.read_text()) == stamp
+    if not path.is_file():
+        return False
+    found = json.loads(path.read_text())
+    found.pop("built", None)  # how it was built (kernels, duration): a record, not part of what was asked
+    return found == stamp
 
 
 _DECODED: dict[tuple, Decoded] = {}
