@@ -23,9 +23,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from bench.devkit.demo import DEMO_ITEMS, DEMO_RUNS, bias_lines, foil_type_table, score_world
-    from bench.devkit.train.build import MODELS, trained_model
-    from bench.devkit.train.evaluate import answer_bias
+    from bench.devkit.train.pinned import passive_waits
+
+    passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
+    from bench.devkit.demo import (DEMO_ITEMS, DEMO_RUNS, bias_lines, both_orders_lines, build_estimate,
+                                   foil_type_table, score_world)
+    from bench.devkit.train.build import MODELS, trained_model, trained_models
+    from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.world import ensure_sample
     from bench.loaders import load
     from bench.metrics.pooled import pool_runs
@@ -55,11 +59,13 @@ def _demo(args: argparse.Namespace) -> int:
         kinds = len({it.labels.get("foil_type") for it in items} - {None})
         print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
     phase_done("world")
-    print(f"2/4 the trained models, in {home / 'models'} (built on first use: about 5 minutes on 2 cores)")
-    for name in dict.fromkeys(s.model for s in DEMO_RUNS.values()):
-        trained_model(name, home, progress=progress)
+    names = list(dict.fromkeys(s.model for s in DEMO_RUNS.values()))
+    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(names, home)})")
+    trained_models(names, home, progress=progress)
+    for name in names:
         print(f"    {name}: {MODELS[name].summary}")
     phase_done("models")
+    print(f"    the models took {phases['models']:.0f} s")
     scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
     print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
     paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,
@@ -70,6 +76,8 @@ def _demo(args: argparse.Namespace) -> int:
     print(foil_type_table(pool_runs(runs, "foil_type")))
     print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A):")
     print("\n".join(bias_lines(answer_bias(paths))))
+    print("\nA/B questions right in both option orders (chance 25 %; blind: no frames):")
+    print("\n".join(both_orders_lines(both_orders(paths))))
     print(f"\nruns: {runs_dir}  (all of them: `foilbench metrics {runs_dir} --pool foil_type`; one: "
           "`foilbench metrics RUN --by foil_type`)")
     print("4/4 the report of all five papers (papermill)")
@@ -85,9 +93,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "demo", "the main job on the generated world, with trained models",
         "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
-        "part of it (first use only: about 5 minutes on 2 cores), score them on every benchmark, print accuracy "
-        "by foil type with intervals and the answer bias, and build the report of every paper's tables and "
-        "figures.",
+        "part of it (first use only; the demo says how long the last build took), score them on every benchmark, "
+        "print accuracy by foil type with intervals, the answer bias and A/B in both orders, and build the report of "
+        "every paper's tables and figures.",
         "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")
     parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME, else foilbench-data in the checkout)")
     parser.add_argument("--size", default="full", choices=("small", "full"),

@@ -104,13 +104,11 @@ def _probe(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from bench.devkit.perf.build import measure
-    from bench.devkit.train.build import FULL, MODELS, Scale
+    from bench.devkit.train.build import MODELS, shrunk
 
     if args.model not in MODELS:
         raise ValueError(f"--model must be one of {', '.join(MODELS)}; got {args.model!r}")
-    scale = FULL if args.scale == 1.0 else Scale(max(2, round(FULL.videos_per_kind * args.scale)),
-                                                 max(4, round(FULL.pairs * args.scale)), args.scale)
-    measure(args.model, scale, args.threads)
+    measure(args.model, shrunk(args.scale), args.threads)
     return 0
 
 

@@ -4,7 +4,7 @@ The world's five benchmarks (every file in its released format, every item label
 changes) are scored by small models trained offline on a disjoint part of the world (:mod:`bench.devkit.train`),
 each loaded by path through the backends a real checkpoint goes through: an order-blind CLIP (frame embeddings
 averaged), an order-aware X-CLIP (also fed its frames backwards: the control), a Qwen2-VL asked Yes/No and A/B
-(also with no frames at all: what its language prior alone gets right) and a variant of it taught to lean to "Yes"
+(each also with no frames at all: what its language prior alone gets right) and a variant of it taught to lean to "Yes"
 and "A". The runs are pooled over benchmarks by foil type (:mod:`bench.metrics.pooled`) and the report of all five
 papers is built from them.
 """
@@ -38,10 +38,12 @@ DEMO_RUNS: dict[str, Setup] = {
     "Qwen2-VL Yes/No": Setup("qwen2vl-world", "entail"),
     "Qwen2-VL A/B": Setup("qwen2vl-world", "mc"),
     "Qwen2-VL blind": Setup("qwen2vl-world", "entail", "none"),
+    "Qwen2-VL blind A/B": Setup("qwen2vl-world", "mc", "none"),
     "biased Yes/No": Setup("qwen2vl-world-biased", "entail"),
     "biased A/B": Setup("qwen2vl-world-biased", "mc"),
 }
-TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "Qwen2-VL blind"]
+TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "Qwen2-VL blind",
+              "Qwen2-VL blind A/B"]
 # items per benchmark each set-up scores (spread over the file), so that the demo fits in minutes on two cores;
 # ``full`` scores every item
 DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 60}
@@ -65,6 +67,20 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")
 
 
+def build_estimate(names: list[str], home: Path) -> str:
+    """What building ``names`` into ``home`` will take, from what the last builds there measured (each model's stamp
+    records its build's duration)."""
+    from bench.devkit.train.build import build_seconds, is_current, needed
+
+    todo = [n for n in needed(names) if not is_current(n, home)]
+    if not todo:
+        return "already built"
+    measured = {n: build_seconds(n, home) for n in todo}
+    if any(v is None for v in measured.values()):
+        return f"building {', '.join(todo)} now; never built in this data home, so no measured time to go by"
+    return f"rebuilding {', '.join(todo)}: about {sum(measured.values()):.0f} s, as their last build here took"
+
+
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
     """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (``*``: chance below
     the interval) with its 95 % interval; then, per set-up, its items and the range of the chance level."""
@@ -82,6 +98,13 @@ def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
                                                            else "") for r in runs]
     shown.index.name = "foil type"
     return shown.to_string()
+
+
+def both_orders_lines(right: pd.DataFrame) -> list[str]:
+    """The multiple-choice runs' share right in both option orders
+    (:func:`bench.devkit.train.evaluate.both_orders`) in words, one line per run."""
+    return [f"  {run:18s} " + ", ".join(f"{r.benchmark} {r.value:5.1f} % ({r.n} items)" for r in rows.itertuples())
+            for run, rows in right.groupby("run", sort=False)]
 
 
 def bias_lines(bias: pd.DataFrame) -> list[str]:

@@ -59,5 +59,6 @@ def test_main_job_on_the_generated_world(trained_world, tmp_path):
     assert len(runs) == 5 * len(DEMO_RUNS) and (home / "runs" / "sample-small" / "demo.log").stat().st_size > 0
     assert (home / "reports" / "sample-small" / "index.html").is_file()
     assert re.search(r"done in \d+ s \(world \d+ s, models \d+ s, scoring \d+ s, report [1-9]\d* s\)", done.stdout)
+    assert "(already built)" in done.stdout and re.search(r"the models took \d+ s", done.stdout)
 
 

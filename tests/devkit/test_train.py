@@ -156,3 +156,20 @@ def test_a_build_gives_the_same_weights_whatever_torchs_thread_count(clip_world,
     reference = _weights(clip_world)
     assert all(np.array_equal(built[1][k], reference[k]) and np.array_equal(built[3][k], reference[k])
                for k in reference)
+
+
+def test_the_demos_estimate_comes_from_the_last_builds_measured_time(clip_world, home, tmp_path):
+    from bench.devkit.demo import build_estimate
+
+    seconds = build.build_seconds("clip-world", home)
+    assert build_estimate(["clip-world"], home) == \
+        f"rebuilding clip-world: about {seconds:.0f} s, as their last build here took"  # tiny, not the demo's scale
+    assert "never built in this data home" in build_estimate(["qwen2vl-world"], tmp_path)
+    assert build.needed(["qwen2vl-world-biased"]) == ["xclip-world", "qwen2vl-world", "qwen2vl-world-biased"]
+
+
+def test_a_shrunk_build_keeps_a_usable_split_and_refuses_a_share_outside_0_1():
+    assert build.shrunk(1.0) == build.FULL
+    assert build.shrunk(0.001) == Scale(2, 4, 0.001)
+    with pytest.raises(ValueError, match="share in"):
+        build.shrunk(2.0)

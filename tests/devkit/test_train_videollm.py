@@ -9,8 +9,8 @@ import torch
 
 from types import SimpleNamespace
 
-from bench.devkit.train.videollm import (Questions, Recipe, _backwards, answer_loss, answer_outputs, distil_tower,
-                                         video_inputs, video_tokens)
+from bench.devkit.train.videollm import (Questions, Recipe, _backwards, _choices, answer_loss, answer_outputs,
+                                         distil_tower, video_inputs, video_tokens)
 from bench.scoring.families import load_backend
 
 
@@ -79,3 +79,17 @@ def test_the_vision_tower_learns_the_teachers_video_embeddings(tiny):
     distil_tower(model, processor, videos, teacher, Recipe(1, tower_steps=150, tower_batch=4, tower_lr=1e-2),
                  np.random.default_rng(0))
     assert before < 0.3 and agreement() > 0.8, (before, agreement())
+
+
+def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and_at_b():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        both = _choices(rng, ["a red square moves left", "a red square moves right"])
+        assert {answer for _, answer, _ in both} == {"A", "B"}
+        assert both[0][2] == both[1][2][::-1]
+        for question, answer, options in both:
+            assert options["AB".index(answer)] == "a red square moves left"
+            assert all(o.rstrip(".").lower() in question.lower() for o in options)
+    three = _choices(rng, ["x", "y", "z"])
+    assert [options for *_, options in three][0] == three[1][2][::-1]
+    assert all(options["ABC".index(answer)] == "x" for _, answer, options in three)

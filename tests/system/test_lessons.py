@@ -148,3 +148,37 @@ def test_the_video_text_model_and_the_video_llm_find_the_same_items_easy(video_l
     table = [[int(((both.value_xclip == a) & (both.value_qwen == b)).sum()) for b in (1, 0)] for a in (1, 0)]
     _, p = stats.fisher_exact(table, alternative="greater")
     assert p < 0.05, table
+
+
+def _both_orders(run_folder) -> tuple[float, float]:
+    """A run's share of items right in both option orders (the benchmark's own metric, chance 1/4) and its share of
+    "A" answers, in %."""
+    from bench.devkit.train.evaluate import answer_bias, both_orders
+
+    right = both_orders([run_folder]).iloc[0]
+    assert right["n"] > 50, right
+    return float(right["value"]), float(answer_bias([run_folder])["value"].iloc[0])
+
+
+def test_the_video_llm_asked_ab_picks_the_caption_in_both_orders_and_not_without_the_video(trained_world, tmp_path):
+    """Asked which caption fits (VITATECS's and VELOCITI's A/B questions, each in both option orders), the Qwen2-VL is
+    right in both orders on at least half the items (chance 25 %) without leaning to a letter; with no frames it stays
+    near chance, so its letters come from the video. A model that gives each question one letter whatever the order
+    scores 0 %; a pipeline that swaps options or letters loses the lead."""
+    home, world = trained_world
+    model = trained_model("qwen2vl-world", home)
+    for benchmark in ("vitatecs", "velociti"):
+        seen, share_a = _both_orders(_score(world, tmp_path, benchmark, model, "mc", "ab", limit=150))
+        blind, _ = _both_orders(_score(world, tmp_path, benchmark, model, "mc", "blind-ab", frames="none", limit=150))
+        assert seen >= 50 and 35 <= share_a <= 65, (benchmark, seen, share_a)
+        assert blind <= 35, (benchmark, blind)
+
+
+def test_the_biased_copy_leans_to_a(trained_world, tmp_path):
+    from bench.devkit.train.evaluate import answer_bias
+
+    home, world = trained_world
+    model = trained_model("qwen2vl-world-biased", home)
+    runs = [_score(world, tmp_path, b, model, "mc", "biased-ab", limit=150) for b in ("vitatecs", "velociti")]
+    share_a = answer_bias(runs).set_index("measure").loc["share A"]
+    assert share_a["value"] >= 70, share_a

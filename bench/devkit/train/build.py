@@ -7,8 +7,8 @@ stamp differs; it is written into a temporary folder renamed into place, under a
 for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned to one
 instruction set (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
 :data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on any x86-64 CPU
-with AVX2, idle or busy. Models built together share one child, so the training split is decoded once. Each model is first
-saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
+with AVX2, idle or busy. Models built together share one child, so the training split is decoded once. Each model
+is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
 frame size then prepare the training frames: training sees exactly what scoring sees.
 """
 
@@ -34,7 +34,7 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "10"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "11"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
@@ -50,6 +50,14 @@ class Scale:
 
 
 FULL = Scale()
+
+
+def shrunk(share: float) -> Scale:
+    """The full build at ``share`` of its training split and steps (1: :data:`FULL`; a quick build for checks)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"a build's scale is a share in (0, 1], got {share}")
+    return FULL if share == 1 else Scale(max(2, round(FULL.videos_per_kind * share)), max(4, round(FULL.pairs * share)),
+                                         share)
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,11 @@ def needed(names: list[str]) -> list[str]:
             if before not in order:
                 order.append(before)
     return order
+
+
+def is_current(name: str, home: str | Path | None = None, *, seed: int = 0, scale: Scale = FULL) -> bool:
+    """Whether ``name`` is built in ``home`` with this :data:`VERSION`, ``seed`` and ``scale``."""
+    return _current(models_home(home) / name, _stamp(name, seed, scale))
 
 
 def build_seconds(name: str, home: str | Path | None = None) -> float | None:

@@ -106,3 +106,24 @@ def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
         values = np.concatenate(parts)
         table.append({"run": run, "measure": measure, "value": 100 * float(values.mean()), "n": len(values)})
     return pd.DataFrame(table, columns=["run", "measure", "value", "n"])
+
+
+BOTH_ORDERS = {"vitatecs": "accuracy (both orders)", "velociti": "MC A∧B"}  # A/B right with the caption at A and B
+
+
+def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """How often each multiple-choice run on VITATECS or VELOCITI picks the caption in both option orders (the
+    benchmark's own metric, chance 1/4): one row per run and benchmark, ``run``, ``benchmark``, ``value`` (%), ``n``."""
+    from bench.metrics.dispatch import benchmark_outcomes
+    from bench.store import read_run
+
+    table = []
+    for path in paths:
+        run = read_run(path)
+        benchmark = run.manifest.get("benchmark")
+        if run.manifest.get("protocol") != "mc" or benchmark not in BOTH_ORDERS:
+            continue
+        outcomes = benchmark_outcomes(list(run.items()), run.pair, run.choice, benchmark=benchmark)
+        right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "value"]
+        table.append({"run": run.label, "benchmark": benchmark, "value": 100 * float(right.mean()), "n": len(right)})
+    return pd.DataFrame(table, columns=["run", "benchmark", "value", "n"])

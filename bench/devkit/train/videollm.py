@@ -52,7 +52,7 @@ class Recipe(Schedule):
     batch: int = 16
     reversing: float = 0.5
     joined: int = 2  # Vinoground video questions per batch
-    choice: float = 0.25
+    choice: float = 0.4
     forced: float = 0.0
     tower_steps: int = 0
     tower_batch: int = 32
@@ -113,12 +113,16 @@ class Questions:
                               add_special_tokens=False).input_ids
 
 
-def _choice(rng: np.random.Generator, texts: list[str]) -> tuple[str, str]:
+def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str, list[str]]]:
+    """One multiple-choice question about ``texts`` (the caption first) in two option orders, the second the first
+    reversed (with two options: the caption at A once and at B once), as ``(question, the caption's letter, options in
+    letter order)``."""
     name = CHOICE_PROMPTS[int(rng.integers(len(CHOICE_PROMPTS)))] if len(texts) == 2 else "choice"
     shift = int(rng.integers(len(texts)))
     options = [texts[(shift + k) % len(texts)] for k in range(len(texts))]
-    question = prompts.render_choice(prompts.PROMPTS[name], options, name)
-    return question, prompts.letters(len(texts))[options.index(texts[0])]
+    names = prompts.letters(len(texts))
+    return [(prompts.render_choice(prompts.PROMPTS[name], order, name), names[order.index(texts[0])], order)
+            for order in (options, options[::-1])]
 
 
 def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
@@ -126,8 +130,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     """Train ``model`` in place: ``recipe.tower_steps`` steps of its vision tower towards ``teacher``'s video
     embeddings, then ``recipe.steps`` steps of its language model, each asking ``recipe.batch`` clips a question about
     one claim (Yes/No of the caption and of a foil, or A/B; claims about time of the clip backwards too) and
-    ``recipe.joined`` Vinoground video questions on joined pairs. ``videos[i]`` / ``joined[(pair, order)]``: the video
-    processor's outputs; ``teacher``: X-CLIP's view of the same clips (None: the answers alone)."""
+    ``recipe.joined`` Vinoground video questions on joined pairs; an A/B question in both option orders.
+    ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs; ``teacher``: X-CLIP's view of the same clips (None: the answers alone)."""
     rng = np.random.default_rng(seed)
     if recipe.tower_steps:
         if teacher is None:
@@ -150,6 +154,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
         rows: list[tuple[str, str, Video, tuple[str, ...]]] = []  # question, answer, video, the answers offered
         captions: dict[int, str] = {}  # row -> the caption it asks (Yes/No rows)
         ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
+        swapped: list[tuple[int, int]] = []  # two-option rows with the caption at A; the next row has it at B
+        contrasts: dict[int, tuple[str, str]] = {}  # two-option row -> its options A and B
         for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "choice" if rng.random() < recipe.choice else "entail"
@@ -157,9 +163,16 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             for flip, asked in claim:
                 video = backward[v] if flip else forward[v]
                 if kind == "choice":
-                    question, answer = _choice(rng, asked)
-                    rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
-                                 prompts.letters(len(asked))))
+                    both = _choices(rng, asked)
+                    if len(asked) == 2:
+                        first = len(rows)
+                        at_a = first + (both[0][1] != "A")
+                        swapped.append((at_a, 2 * first + 1 - at_a))
+                    for question, answer, options in both:
+                        if len(options) == 2:
+                            contrasts[len(rows)] = (options[0], options[1])
+                        rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
+                                     prompts.letters(len(asked))))
                     continue
                 foil = asked[1 + int(rng.integers(len(asked) - 1))]
                 ranked.append(len(rows))
@@ -181,14 +194,28 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             at = torch.tensor(ranked)
             margin = logits[:, questions.answer["Yes"]] - logits[:, questions.answer["No"]]
             loss = loss - recipe.pair_weight * torch.nn.functional.logsigmoid(margin[at] - margin[at + 1]).mean()
-        if text_map is not None and captions:
-            at = torch.tensor(list(captions))  # rows in the order they were added
-            target = teacher.text(list(captions.values()))
+        if swapped:  # the caption's A-minus-B margin over the same question's with it at B: no letter bias can help
+            at = torch.tensor(swapped)
+            margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
+            swap = torch.nn.functional.logsigmoid(margin[at[:, 0]] - margin[at[:, 1]])
+            loss = loss - recipe.pair_weight * swap.mean()
+        if text_map is not None and (captions or contrasts):
+            # Yes/No rows: X-CLIP's embedding of the asked caption; two-option rows: the difference of its options'
+            # embeddings (A minus B), so that A-minus-B reads the video as Yes-minus-No does
+            at = torch.tensor(list(captions) + list(contrasts))  # rows in the order they were added
+            target = torch.cat(([teacher.text(list(captions.values()))] if captions else []) +
+                               ([_contrast(teacher, list(contrasts.values()))] if contrasts else []))
             mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
             loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
         take_step(trained, optimizer, schedule, loss)
         tick(1)
     model.eval()
+
+
+def _contrast(teacher: Teacher, options: list[tuple[str, str]]) -> torch.Tensor:
+    """The direction from option B's X-CLIP text embedding to option A's, normalised: N x D."""
+    a, b = teacher.text([o[0] for o in options]), teacher.text([o[1] for o in options])
+    return torch.nn.functional.normalize(a - b, dim=-1)
 
 
 def distil_tower(model, processor, videos: list[dict], teacher: Teacher, recipe: Recipe, rng: np.random.Generator,

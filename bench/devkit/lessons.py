@@ -1,0 +1,148 @@
+"""Lessons over seeds: the demo's models trained with several build seeds, each scored as the demo scores it, and the
+"What the demo shows" table written with each lesson as a range over the seeds beside the default seed's value.
+
+    python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
+
+Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the world is the
+demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil type) or one
+answer-bias measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+DEFAULT_SEED = 0
+BOTH = "both orders"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One number the demo shows: ``run``'s accuracy on foil type ``foil`` (%), or its answer-bias ``measure``
+    (:data:`BOTH`: its share of VITATECS's and VELOCITI's A/B questions right in both option orders)."""
+
+    text: str
+    run: str
+    foil: str | None = None
+    measure: str | None = None
+
+
+LESSONS = [
+    Lesson("X-CLIP sees order", "X-CLIP", foil="order"),
+    Lesson("X-CLIP sees state changes", "X-CLIP", foil="state"),
+    Lesson("X-CLIP sees actors", "X-CLIP", foil="actor"),
+    Lesson("X-CLIP with reversed frames falls below chance on order", "X-CLIP reversed", foil="order"),
+    Lesson("CLIP is at chance on order", "CLIP", foil="order"),
+    Lesson("CLIP sees colours", "CLIP", foil="attribute"),
+    Lesson("Qwen2-VL Yes/No sees order", "Qwen2-VL Yes/No", foil="order"),
+    Lesson("Qwen2-VL Yes/No sees state changes", "Qwen2-VL Yes/No", foil="state"),
+    Lesson("Qwen2-VL Yes/No sees actors", "Qwen2-VL Yes/No", foil="actor"),
+    Lesson("Qwen2-VL A/B right in both orders (VITATECS, VELOCITI; chance 25 %)", "Qwen2-VL A/B", measure=BOTH),
+    Lesson("Qwen2-VL A/B answers A (share)", "Qwen2-VL A/B", measure="share A"),
+    Lesson("Qwen2-VL blind A/B right in both orders (no frames)", "Qwen2-VL blind A/B", measure=BOTH),
+    Lesson("Qwen2-VL blind Yes/No, P(Yes)", "Qwen2-VL blind", measure="P(Yes)"),
+    Lesson("Qwen2-VL Yes/No, P(Yes)", "Qwen2-VL Yes/No", measure="P(Yes)"),
+    Lesson("biased A/B answers A (share)", "biased A/B", measure="share A"),
+]
+
+
+def seed_values(pooled: pd.DataFrame, bias: pd.DataFrame, right: pd.DataFrame) -> dict[str, float]:
+    """Each lesson's value (%) in one seed's pooled table (:func:`bench.metrics.pooled.pool_runs` by foil type), answer
+    bias (:func:`bench.devkit.train.evaluate.answer_bias`) and A/B in both orders
+    (:func:`bench.devkit.train.evaluate.both_orders`, pooled over its benchmarks); a lesson the runs do not hold is
+    left out."""
+    accuracy = {(r.run, r.value): float(r.accuracy) for r in pooled.itertuples()}
+    measured = {(r.run, r.measure): float(r.value) for r in bias.itertuples()}
+    for run, rows in right.groupby("run"):
+        measured[run, BOTH] = float((rows["value"] * rows["n"]).sum() / rows["n"].sum())
+    found = {}
+    for lesson in LESSONS:
+        key = (lesson.run, lesson.foil) if lesson.foil else (lesson.run, lesson.measure)
+        value = (accuracy if lesson.foil else measured).get(key)
+        if value is not None:
+            found[lesson.text] = value
+    return found
+
+
+def lessons_table(values: dict[int, dict[str, float]], default: int = DEFAULT_SEED) -> str:
+    """The Markdown table: each lesson with the default seed's value and its range over every seed in ``values``
+    (seed -> :func:`seed_values`)."""
+    seeds = sorted(values)
+    lines = [f"| lesson | seed {default} | range over seeds {', '.join(map(str, seeds))} |", "| --- | ---: | ---: |"]
+    for lesson in LESSONS:
+        found = [values[s][lesson.text] for s in seeds if lesson.text in values[s]]
+        if not found:
+            continue
+        own = values.get(default, {}).get(lesson.text)
+        lines.append(f"| {lesson.text} | {'' if own is None else f'{own:.0f} %'} | "
+                     f"{min(found):.0f}-{max(found):.0f} % |")
+    return "\n".join(lines)
+
+
+def measure_seed(seed: int, home: Path, samples, scale, progress: bool = True) -> dict[str, float]:
+    """Build the demo's models with ``seed`` into ``home/seeds/<seed>``, score the demo's set-ups there (runs kept and
+    resumed) and return :func:`seed_values`."""
+    from bench.devkit.demo import DEMO_RUNS, score_world
+    from bench.devkit.train.build import trained_model, trained_models
+    from bench.devkit.train.evaluate import answer_bias, both_orders
+    from bench.metrics.pooled import pool_runs
+    from bench.store import read_run
+
+    own = home / "seeds" / str(seed)
+    trained_models(list(dict.fromkeys(s.model for s in DEMO_RUNS.values())), own, seed=seed, scale=scale,
+                   progress=progress)
+    paths = score_world(own / "runs", samples, lambda name: trained_model(name, own, seed=seed, scale=scale,
+                                                                          progress=False), progress=progress)
+    return seed_values(pool_runs([read_run(p) for p in paths], "foil_type"), answer_bias(paths), both_orders(paths))
+
+
+def write(path: Path, table: str, seeds: list[int], scale) -> None:
+    """The lessons page: what it is, how it was made, the table."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# What the demo shows, over build seeds\n\n"
+        "Each lesson of `foilbench demo` (accuracy in % pooled over the five benchmarks, or an answer-bias share) for "
+        f"the default build seed {DEFAULT_SEED} and its range over seeds {', '.join(map(str, seeds))}. A seed draws "
+        "the models' initial weights, the training split and the order of training steps. Written by "
+        f"`python -m bench.devkit.lessons --seeds {','.join(map(str, seeds))}`"
+        f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}; the demo's models are built with kernels pinned to "
+        "AVX2, so these numbers are what any x86-64 CPU with AVX2 gives.\n\n" + table + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    from bench.devkit.train.build import shrunk
+    from bench.devkit.train.pinned import passive_waits
+    from bench.devkit.world import ensure_sample
+    from bench.paths import data_home
+
+    parser = argparse.ArgumentParser(prog="python -m bench.devkit.lessons", description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated build seeds (default 0,1,2)")
+    parser.add_argument("--home", help="data folder (default: the data home)")
+    parser.add_argument("--out", default="docs/demo-lessons.md", help="the page written (default docs/demo-lessons.md)")
+    parser.add_argument("--size", default="full", choices=("small", "full"), help="the world's size (default full)")
+    parser.add_argument("--scale", type=float, default=1.0, help="share of the training split and steps (tests)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    try:
+        seeds = sorted({int(s) for s in args.seeds.split(",") if s.strip()})
+    except ValueError:
+        parser.error(f"--seeds takes comma-separated integers, got {args.seeds!r}")
+    if len(seeds) < 2 or DEFAULT_SEED not in seeds:
+        parser.error(f"--seeds needs at least two seeds, {DEFAULT_SEED} among them; got {args.seeds!r}")
+    passive_waits()
+    home = Path(args.home).expanduser().resolve() if args.home else data_home()
+    scale = shrunk(args.scale)
+    samples = ensure_sample(home / f"sample-{args.size}", size=args.size)
+    values = {seed: measure_seed(seed, home, samples, scale, not args.quiet) for seed in seeds}
+    table = lessons_table(values)
+    write(Path(args.out), table, seeds, scale)
+    print(table)
+    print(f"written: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
