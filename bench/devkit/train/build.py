@@ -8,8 +8,8 @@ for the first and uses its result. Every build is seeded, runs in a child proces
 instruction set (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
 :data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on any x86-64 CPU
 with AVX2, idle or busy. Models built together share one child, so the training split is decoded once. Each model
-is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed settings) and
-frame size then prepare the training frames: training sees exactly what scoring sees.
+is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed
+settings) and frame size then prepare the training frames: training sees exactly what scoring sees.
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ representations a model this small does not find alone in minutes:
    claim's caption and one of its foils of the same clip (claims about time also of the clip played backwards: their
    foil's world), and two more terms teach it: a pairwise loss on the caption's Yes-minus-No logit over the foil's
    (what the entailment metrics compare), and a cosine loss drawing a middle layer's state at the answer position
-   (through a linear map used only in training) to X-CLIP's text embedding of the asked caption.
+   (through a linear map used only in training) to X-CLIP's text embedding of the asked caption. A multiple-choice
+   question is asked in both option orders, with a pairwise loss on the caption's A-minus-B logit when it is option A
+   over the same question's when it is option B (a lean to one letter cancels in it), and the cosine loss drawing the
+   answer position's state to the direction from option B's X-CLIP text embedding to option A's.
 
 The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
 trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
@@ -131,7 +134,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     embeddings, then ``recipe.steps`` steps of its language model, each asking ``recipe.batch`` clips a question about
     one claim (Yes/No of the caption and of a foil, or A/B; claims about time of the clip backwards too) and
     ``recipe.joined`` Vinoground video questions on joined pairs; an A/B question in both option orders.
-    ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs; ``teacher``: X-CLIP's view of the same clips (None: the answers alone)."""
+    ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs; ``teacher``: X-CLIP's view of the same
+    clips (None: the answers alone)."""
     rng = np.random.default_rng(seed)
     if recipe.tower_steps:
         if teacher is None:
