@@ -133,9 +133,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--seeds takes comma-separated integers, got {args.seeds!r}")
     if len(seeds) < 2 or DEFAULT_SEED not in seeds:
         parser.error(f"--seeds needs at least two seeds, {DEFAULT_SEED} among them; got {args.seeds!r}")
+    try:
+        scale = shrunk(args.scale)
+    except ValueError as bad:
+        parser.error(str(bad))
     passive_waits()
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
-    scale = shrunk(args.scale)
     samples = ensure_sample(home / f"sample-{args.size}", size=args.size)
     values = {seed: measure_seed(seed, home, samples, scale, not args.quiet) for seed in seeds}
     table = lessons_table(values)

@@ -57,3 +57,6 @@ def test_the_script_refuses_a_single_seed_in_one_line(capsys):
     with pytest.raises(SystemExit):
         lessons.main(["--seeds", "3"])
     assert "--seeds needs at least two seeds, 0 among them" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        lessons.main(["--scale", "3"])
+    assert "a build's scale is a share in (0, 1], got 3.0" in capsys.readouterr().err
