@@ -3,8 +3,9 @@
 
     python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
 
-Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the world is the
-demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil type) or one
+Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
+the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world is
+the demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil type) or one
 answer-bias measure.
 """
 
@@ -83,20 +84,22 @@ def lessons_table(values: dict[int, dict[str, float]], default: int = DEFAULT_SE
     return "\n".join(lines)
 
 
-def measure_seed(seed: int, home: Path, samples, scale, progress: bool = True) -> dict[str, float]:
-    """Build the demo's models with ``seed`` into ``home/seeds/<seed>``, score the demo's set-ups there (runs kept and
-    resumed) and return :func:`seed_values`."""
+def measure_seed(seed: int, home: Path, samples, scale, size: str = "full", progress: bool = True) -> dict[str, float]:
+    """Build the demo's models with ``seed`` into ``home/seeds/<seed>`` (the default seed at full scale: the demo's
+    own ``home``), score the demo's set-ups there (runs kept and resumed) and return :func:`seed_values`."""
     from bench.devkit.demo import DEMO_RUNS, score_world
     from bench.devkit.train.build import trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.metrics.pooled import pool_runs
     from bench.store import read_run
 
-    own = home / "seeds" / str(seed)
+    demo = seed == DEFAULT_SEED and scale.steps == 1
+    own = home if demo else home / "seeds" / str(seed)
     trained_models(list(dict.fromkeys(s.model for s in DEMO_RUNS.values())), own, seed=seed, scale=scale,
                    progress=progress)
-    paths = score_world(own / "runs", samples, lambda name: trained_model(name, own, seed=seed, scale=scale,
-                                                                          progress=False), progress=progress)
+    runs = own / "runs" / f"sample-{size}" if demo else own / "runs"
+    paths = score_world(runs, samples, lambda name: trained_model(name, own, seed=seed, scale=scale, progress=False),
+                        progress=progress)
     return seed_values(pool_runs([read_run(p) for p in paths], "foil_type"), answer_bias(paths), both_orders(paths))
 
 
@@ -140,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     passive_waits()
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     samples = ensure_sample(home / f"sample-{args.size}", size=args.size)
-    values = {seed: measure_seed(seed, home, samples, scale, not args.quiet) for seed in seeds}
+    values = {seed: measure_seed(seed, home, samples, scale, args.size, not args.quiet) for seed in seeds}
     table = lessons_table(values)
     write(Path(args.out), table, seeds, scale)
     print(table)

@@ -27,7 +27,7 @@ def test_training_answer_logits_are_the_models_own_forward_on_the_processed_clip
     videos = video_inputs(processor, clips)
     asked = ["Does this video show a red circle?", "Is it a square?", "Which one: A) a circle B) a long red square?"]
     rows = list(zip(asked, video_tokens(model, videos, chunk=2)))
-    batched, _ = answer_outputs(model, questions, rows)
+    batched, _, _ = answer_outputs(model, questions, rows)
     for (question, _), clip, logits in zip(rows, clips, batched):
         inputs = processor(text=[questions.render(question)], videos=[clip], return_tensors="pt")
         with torch.no_grad():

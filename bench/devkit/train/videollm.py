@@ -63,6 +63,9 @@ class Recipe(Schedule):
     pair_weight: float = 1.0
     text_weight: float = 2.0
     text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
+    option_weight: float = 0.0  # two-option questions: Yes/No of each option read at the option's last token
+    option_layer: int = 3  # the decoder layer whose output (through the final norm and the head) answers there
+    option_letter: float = 0.0  # ... and the option's own letter there (A/B), so that the answer can copy it
 
     @property
     def total_steps(self) -> int:
@@ -111,9 +114,21 @@ class Questions:
 
     def ids(self, question: str, grid: torch.Tensor) -> list[int]:
         """Token ids of the rendered question with the placeholder repeated once per video token."""
+        return self.tokenizer(self._expanded(question, grid), add_special_tokens=False).input_ids
+
+    def _expanded(self, question: str, grid: torch.Tensor) -> str:
         n = int(grid.prod()) // self.per_token
-        return self.tokenizer(self.render(question).replace(self.video_token, self.video_token * n),
-                              add_special_tokens=False).input_ids
+        return self.render(question).replace(self.video_token, self.video_token * n)
+
+    def ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
+        """The position of each of ``texts``' last token in :meth:`ids` (``texts`` as they appear, in order)."""
+        text = self._expanded(question, grid)
+        spans = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True).offset_mapping
+        found, start = [], text.index(question)
+        for t in texts:
+            start = text.index(t, start) + len(t)
+            found.append(max(i for i, (a, _) in enumerate(spans) if a < start))
+        return found
 
 
 def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str, list[str]]]:
@@ -124,8 +139,9 @@ def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str,
     shift = int(rng.integers(len(texts)))
     options = [texts[(shift + k) % len(texts)] for k in range(len(texts))]
     names = prompts.letters(len(texts))
-    return [(prompts.render_choice(prompts.PROMPTS[name], order, name), names[order.index(texts[0])], order)
-            for order in (options, options[::-1])]
+    shown = prompts.OPTION_STYLE.get(name, lambda text: text)
+    return [(prompts.render_choice(prompts.PROMPTS[name], order, name), names[order.index(texts[0])],
+             [shown(o) for o in order]) for order in (options, options[::-1])]
 
 
 def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
@@ -160,6 +176,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
         ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
         swapped: list[tuple[int, int]] = []  # two-option rows with the caption at A; the next row has it at B
         contrasts: dict[int, tuple[str, str]] = {}  # two-option row -> its options A and B
+        options_of: dict[int, tuple[list[str], str]] = {}  # two-option row -> its options as shown, the caption's
         for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "choice" if rng.random() < recipe.choice else "entail"
@@ -175,6 +192,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                     for question, answer, options in both:
                         if len(options) == 2:
                             contrasts[len(rows)] = (options[0], options[1])
+                            options_of[len(rows)] = (options, options["AB".index(answer)])
                         rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
                                      prompts.letters(len(asked))))
                     continue
@@ -192,7 +210,8 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             answer = "A" if rng.random() < recipe.forced else answer
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
                          pairs[(int(p), order)], ("A", "B")))
-        logits, states = answer_outputs(model, questions, [(q, video) for q, _, video, _ in rows], recipe.text_layer)
+        logits, states, hidden = answer_outputs(model, questions, [(q, video) for q, _, video, _ in rows],
+                                                recipe.text_layer)
         loss = answer_loss(logits, questions, [(answer, offered) for _, answer, _, offered in rows])
         if ranked:
             at = torch.tensor(ranked)
@@ -211,9 +230,37 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                                ([_contrast(teacher, list(contrasts.values()))] if contrasts else []))
             mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
             loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
+        if recipe.option_weight and options_of:
+            loss = loss + recipe.option_weight * _option_loss(model, questions, rows, options_of, hidden, recipe,
+                                                              text_map, teacher)
         take_step(trained, optimizer, schedule, loss)
         tick(1)
     model.eval()
+
+
+def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidden: tuple, recipe: Recipe,
+                 text_map, teacher: Teacher | None) -> torch.Tensor:
+    """Each option of a two-option question answered Yes (the caption) or No (the foil) at its own last token, by
+    decoder layer ``recipe.option_layer`` through the final norm and the head; with a teacher, layer
+    ``recipe.text_layer`` there also drawn to X-CLIP's embedding of the option."""
+    where, said, texts, letters = [], [], [], []
+    for r, (options, caption) in options_of.items():
+        question, _, video, _ = rows[r]
+        for end, option, letter in zip(questions.ends(question, video.grid[0], options), options, "AB"):
+            where.append((r, end))
+            said.append("Yes" if option == caption else "No")
+            texts.append(option)
+            letters.append(letter)
+    at = (torch.tensor([r for r, _ in where]), torch.tensor([e for _, e in where]))
+    decoder = model.model.language_model
+    logits = model.lm_head(decoder.norm(hidden[recipe.option_layer][at]))
+    loss = answer_loss(logits, questions, [(s, ("Yes", "No")) for s in said])
+    if recipe.option_letter:
+        loss = loss + recipe.option_letter * answer_loss(logits, questions, [(x, ("A", "B")) for x in letters])
+    if text_map is not None:
+        mapped = torch.nn.functional.normalize(text_map(hidden[recipe.text_layer][at]), dim=-1)
+        loss = loss + (1 - (mapped * teacher.text(texts)).sum(-1)).mean()
+    return loss
 
 
 def _contrast(teacher: Teacher, options: list[tuple[str, str]]) -> torch.Tensor:
@@ -286,7 +333,7 @@ def answer_loss(logits: torch.Tensor, questions: Questions, answers: list[tuple[
 
 
 def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
-                   layer: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+                   layer: int = 1) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
     """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), with each
     row's video tokens placed at its video placeholders and M-RoPE positions as the model's forward pass computes them
     from ``input_ids``."""
@@ -306,4 +353,4 @@ def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
                                               video_grid_thw=torch.cat([v.grid for _, v in rows]), attention_mask=mask)
     out = model.model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, output_hidden_states=True)
     at = (torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids]))
-    return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at]  # the model's head, where read
+    return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at], out.hidden_states
