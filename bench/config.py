@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -153,11 +153,18 @@ class Manifest:
         found = asdict(self)
         return {**{k: v for k, v in found.items() if k != "extra"}, **self.extra}
 
+    @property
+    def status(self) -> str | None:
+        """``running``, ``complete`` or ``incomplete`` for a scored run (kept in ``extra``); None when not recorded."""
+        return self.extra.get("status")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
-        """A manifest from ``manifest.json`` entries; unknown entries go to ``extra``."""
+        """A manifest from ``manifest.json`` entries: unknown entries go to ``extra``, missing ones take their
+        defaults (None for the required ones), so that a manifest of any version reads and none of it is lost."""
         known = {f.name for f in fields(cls)} - {"extra"}
-        return cls(**{k: v for k, v in data.items() if k in known},
+        required = {f.name: None for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        return cls(**{**required, **{k: v for k, v in data.items() if k in known}},
                    extra={k: v for k, v in data.items() if k not in known})
 
 

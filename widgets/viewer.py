@@ -66,16 +66,16 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
     if twin is not None:
         lines += score_lines(twin, run.pair, "proficiency ") + choice_lines(twin, run.choice, "proficiency ")
     mine = outcomes[outcomes["item_id"] == item.item_id]
-    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
-            "unit": UNITS.get(run.manifest.get("measure"), ""), "lines": lines, "margin": number(margin, signed=True),
+    return {"run": run.label, "protocol": str(run.manifest.protocol),
+            "unit": UNITS.get(run.manifest.measure, ""), "lines": lines, "margin": number(margin, signed=True),
             "correct": [{"metric": r.metric, "value": int(r.value) if r.status == "ok" else None, "status": r.status}
                         for r in mine.itertuples()]}
 
 
 def not_scored_state(run: Run) -> dict:
     """A run's view of an item it was not asked: said so, with no outcome (never counted as wrong)."""
-    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
-            "unit": UNITS.get(run.manifest.get("measure"), ""), "margin": "–", "correct": [],
+    return {"run": run.label, "protocol": str(run.manifest.protocol),
+            "unit": UNITS.get(run.manifest.measure, ""), "margin": "–", "correct": [],
             "lines": [f"{NOT_SCORED}: this run was not asked this item"]}
 
 

@@ -55,5 +55,5 @@ def stored_state(out: Path, items: Sequence[Item], retry_failures: bool = False)
     stored = set(run.frames["item_id"]) if run.frames is not None and len(run.frames) else set()
     failed = set(run.failures["item_id"]) if len(run.failures) else set()
     done = (stored - failed if retry_failures else stored) & ids
-    complete = run.manifest.get("status") == "complete" and done == ids and not (retry_failures and failed & ids)
+    complete = run.manifest.status == "complete" and done == ids and not (retry_failures and failed & ids)
     return Stored(len(done), len(ids), complete)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+from bench.config import Manifest
 from bench.frames import FrameCache, FrameError, FramePolicy, decode, parse_policy, policy, sample_frames
 from bench.frames.controls import AS_IS, control_policy
 from bench.items import Clip, Item
@@ -83,15 +84,15 @@ def probe_item(video: str | Clip, texts: Sequence[str], start: float | None = No
     return Item("probe", PROBE_ITEM, "", (clip,), tuple(texts), ((0,),))
 
 
-def run_setup(manifest: Mapping[str, Any]) -> dict[str, Any]:
+def run_setup(manifest: Manifest) -> dict[str, Any]:
     """The :func:`probe` arguments that ask a model as the run of ``manifest`` asked it (model, family, frame
     policy, backend options, and for a Video-LLM asked Yes/No its prompt; a Video-LLM asked A/B is probed Yes/No with
     the ``yes-no`` prompt)."""
-    frames = dict(manifest.get("frame_policy") or {"name": "uniform", "k": 8})
-    prompt = (manifest.get("prompt") or {}).get("template") if manifest.get("protocol") == "entail" else None
-    return {"model": str(manifest["model"]), "family": manifest.get("family"),
-            "frames": policy(frames.pop("name"), **frames), "options": dict(manifest.get("options") or {}),
-            "prompt": prompt, "seed": int(manifest.get("seed") or 0)}
+    frames = dict(manifest.frame_policy or {"name": "uniform", "k": 8})
+    prompt = (manifest.prompt or {}).get("template") if manifest.protocol == "entail" else None
+    return {"model": str(manifest.model), "family": manifest.family,
+            "frames": policy(frames.pop("name"), **frames), "options": dict(manifest.options or {}),
+            "prompt": prompt, "seed": int(manifest.seed or 0)}
 
 
 def resolve_model(model: str, family: str | None) -> tuple[str, str]:

@@ -6,7 +6,6 @@ import math
 import re
 
 from bench.cli import main
-from bench.config import Manifest
 from bench.devkit.perf.store import items, write_run
 from bench.store import RunWriter, read_run
 from bench.store.run import TABLES
@@ -25,7 +24,7 @@ def test_the_generated_run_is_a_run(tmp_path):
     loose = read_run(tmp_path / "run")
     assert list(loose.frames["item_id"]) == [it.item_id for it in items(50)] and len(loose.pair) == 100
     assert sorted(set(loose.frames["chunk"])) == list(range(math.ceil(50 / 8)))
-    RunWriter(tmp_path / "run", Manifest.from_dict(loose.manifest), items(50), chunk_size=8).finish()
+    RunWriter(tmp_path / "run", loose.manifest, items(50), chunk_size=8).finish()
     compacted = read_run(tmp_path / "run")
     for table in ("pair", "choice", "failures", "frames"):
         assert getattr(compacted, table).equals(getattr(loose, table))

@@ -50,7 +50,7 @@ def test_runs_with_other_seeds_sample_other_frames(sample, tiny, tmp_path):
         out = score(ScoreConfig(_source(sample, "velociti"), tiny("clip"), frames="consecutive:k=2", seed=seed,
                                 limit=2, out=tmp_path / f"seed{seed}", progress=False))
         run = read_run(out)
-        assert run.manifest["frame_policy"]["seed"] == seed and run.manifest["seed"] == seed
+        assert run.manifest.frame_policy["seed"] == seed and run.manifest.seed == seed
         found[seed] = sorted(run.frames["frames"])
     assert found[1] != found[2]
 

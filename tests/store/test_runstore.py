@@ -47,6 +47,24 @@ def test_a_runs_items_are_read_once_and_each_caller_gets_its_own_list(tmp_path, 
     assert read_run(tmp_path / "run").items() == ITEMS[::-1] and len(reads) == 2  # another read of the run reads again
 
 
+def test_a_manifest_reads_as_it_was_written_and_an_older_one_still_reads(tmp_path):
+    from bench.store import read_manifest
+
+    writer = _writer(tmp_path / "run")
+    writer.finish(seconds=1.5)
+    written = (tmp_path / "run" / "manifest.json").read_text()
+    run = read_run(tmp_path / "run")
+    assert isinstance(run.manifest, Manifest) and run.manifest.status == "complete"
+    assert run.manifest.extra["seconds"] == 1.5 and run.manifest.extra["chunk_size"] == 2
+    assert json.dumps(run.manifest.to_dict(), indent=1, sort_keys=True, default=str) == written
+    older = {k: v for k, v in json.loads(written).items() if k not in ("control", "spread", "frame_size", "model")}
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps({**older, "retired_field": [1, 2]}))
+    old = read_manifest(tmp_path / "run")
+    assert old.control is None and old.spread is False and old.model is None and old.benchmark == "vitatecs"
+    assert old.extra["retired_field"] == [1, 2] and old.to_dict()["retired_field"] == [1, 2]
+    assert read_run(tmp_path / "run").label == "run"
+
+
 def test_chunks_round_trip_compact_and_resume(tmp_path):
     run = tmp_path / "run"
     writer = _writer(run)
@@ -59,7 +77,7 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
                            for c in (0, 1)]
     writer.close()
     stored = read_run(run)
-    assert stored.manifest["status"] == "running" and list(stored.pair["item_id"]) == ["a"]
+    assert stored.manifest.status == "running" and list(stored.pair["item_id"]) == ["a"]
     assert stored.choice.loc[0, "options"] == [1, 0] and stored.choice.loc[0, "logits"] == [1.0, 2.0]
     assert stored.failures.loc[0, "reason"] == "corrupt"
     frames = stored.frames.set_index("item_id")
@@ -83,8 +101,8 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     retry.finish()
     final = read_run(run)
     m = final.manifest
-    assert m["status"] == "complete" and m["chunk_size"] == 2 and m["world_size"] == 1
-    assert [launch["chunks"] for launch in m["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
+    assert m.status == "complete" and m.extra["chunk_size"] == 2 and m.extra["world_size"] == 1
+    assert [launch["chunks"] for launch in m.extra["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
     assert list(final.pair["item_id"]) == ["a", "c"] and list(final.frames["item_id"]) == ["a", "b", "c"]
     assert len(_files(run)) == 4
 
@@ -187,9 +205,9 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     out = score(ScoreConfig(source, tiny("clip"), out=tmp_path / "run", chunk_size=2, progress=False))
     run = read_run(out)
     m = run.manifest
-    assert m["status"] == "complete" and m["frame_policy"] == {"name": "uniform", "k": 8}
-    assert m["versions"]["torch"] and m["details"]["model_class"] == "CLIPModel"
-    assert m["family"] == "contrastive" and m["protocol"] == "similarity"
+    assert m.status == "complete" and m.frame_policy == {"name": "uniform", "k": 8}
+    assert m.versions["torch"] and m.details["model_class"] == "CLIPModel"
+    assert m.family == "contrastive" and m.protocol == "similarity"
     from bench.loaders import load
 
     items = load("velociti", s.data_path, video_root=videos).items
@@ -210,7 +228,7 @@ def test_score_command_passes_backend_options(sample, tiny, tmp_path):
                  "--protocol", "entail", "--frames", "uniform:k=2", "--limit", "2", "-b", "reuse=none",
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     run = read_run(tmp_path / "run")
-    assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4
+    assert run.manifest.options == {"reuse": "none"} and len(run.pair) == 4
 
 
 def test_a_run_in_the_former_layout_reads_and_resumes(tmp_path):

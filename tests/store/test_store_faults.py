@@ -78,7 +78,7 @@ def _check_consistent(run, complete, acknowledged=frozenset()):
                                                                    for r in expected]
     assert list(stored.failures["item_id"]) == (["e"] if "e" in scored else [])
     if complete:
-        assert set(scored) == ALL and stored.manifest["status"] == "complete"
+        assert set(scored) == ALL and stored.manifest.status == "complete"
 
 
 def test_a_writer_killed_at_any_rename_or_delete_loses_and_repeats_nothing(tmp_path, monkeypatch):
@@ -208,4 +208,4 @@ def test_compaction_while_a_rank_writes_absorbs_only_complete_chunks(tmp_path):
     leader.finish()
     final = read_run(run)
     assert list(final.frames["item_id"]) == list("abcde") and len(final.pair) == 10
-    assert final.manifest["launches"][0]["chunks"] == {"0": "0", "1": "1-2"}
+    assert final.manifest.extra["launches"][0]["chunks"] == {"0": "0", "1": "1-2"}

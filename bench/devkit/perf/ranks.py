@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from bench.devkit.perf.score import MODELS
+from bench.store import read_manifest
 
 BENCHMARK = "vitatecs"
 
@@ -40,10 +41,10 @@ def launch(ranks: int, args: list[str], out: Path) -> tuple[float, float]:
     took = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
-    manifest = json.loads((out / "manifest.json").read_text())
-    if manifest.get("status") != "complete":
+    manifest = read_manifest(out)
+    if manifest.status != "complete":
         raise RuntimeError(f"{out}: the run did not complete")
-    return manifest["seconds"], took
+    return manifest.extra["seconds"], took
 
 
 def measure(ranks: int, items: int = 4096, frames: int = 8, batch_size: int = 16) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.config import DataSource, ScoreConfig
+from bench.config import DataSource, Manifest, ScoreConfig
 from bench.devkit.perf.gpu import BusySampler
 from bench.frames import policy, sample_frames
 from bench.store import read_run
@@ -111,7 +111,7 @@ def _busy(sampler: BusySampler) -> str:
     return "   -" if sampler.fraction is None else f"{sampler.fraction:4.0%}"
 
 
-def _scores(folder: Path) -> tuple[pd.Series, dict]:
+def _scores(folder: Path) -> tuple[pd.Series, Manifest]:
     """A run's pair scores indexed by (item, clip, text), and its manifest."""
     found = read_run(folder)
     return found.pair.set_index(["item_id", "clip", "text"])["score"].sort_index(), found.manifest
@@ -185,7 +185,7 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
                           f"{result['ratio']:5.2f}x", flush=True)
                     if busy.reason:
                         print(f"  {busy.reason}")
-            check = _scores(first)[1].get("details", {}).get("reuse_check")
+            check = _scores(first)[1].details.get("reuse_check")
             if check:
                 rest = ", ".join(f"{k} {v}" for k, v in check.items() if k != "status")
                 print(f"{name:14s} KV-reuse self-check: {check['status']} ({rest})", flush=True)

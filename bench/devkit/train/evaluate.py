@@ -92,7 +92,7 @@ def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
     rows: dict[tuple[str, str], list[np.ndarray]] = {}
     for path in paths:
         stored = read_run(path)
-        protocol = stored.manifest.get("protocol")
+        protocol = stored.manifest.protocol
         if protocol == "entail":
             score = stored.pair["score"].dropna().to_numpy(float)
             rows.setdefault((stored.label, "P(Yes)"), []).append(score)
