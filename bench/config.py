@@ -41,7 +41,8 @@ class DataSource:
 
 @dataclass
 class ScoreConfig:
-    """Everything ``foilbench score`` needs besides the items: model, protocol, frames, batching and where to store.
+    """Everything ``foilbench score`` needs besides the items: model, protocol, frame policy, batching and where
+    to store.
 
     ``family`` (contrastive, xclip, videollm, textlm) is inferred from the model's config when None; ``protocol``
     (similarity, entail, mc, loglik) defaults to the family's first protocol. ``seed`` seeds the seeded frame
@@ -49,14 +50,15 @@ class ScoreConfig:
     to the size the model's processor resizes to, "full" at the video's own size, or a (width, height). ``workers``
     None: one decoding thread per core. ``max_failure_rate``: the share of failed items above which the run fails
     (a run whose items all fail always does). ``control``: a shortcut control (:mod:`bench.frames.controls`) whose
-    frame policy replaces ``frames``, derived from it.
+    frame policy replaces ``frame_policy``, derived from it. ``frame_policy`` is a policy as ``--frames`` writes it
+    (``uniform:k=8``; :func:`bench.frames.parse_policy`).
     """
 
     source: DataSource
     model: str
     family: str | None = None
     protocol: str | None = None
-    frames: str = "uniform:k=8"
+    frame_policy: str = "uniform:k=8"
     prompt: str | None = None
     batch_size: int = 8
     device: str = "auto"

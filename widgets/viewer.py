@@ -30,8 +30,8 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
     from bench.frames import decode
 
     sampled: dict = {}
-    if run is not None and run.frames is not None and len(run.frames):
-        rows = run.frames[run.frames["item_id"] == item.item_id]
+    if run is not None and run.scored is not None and len(run.scored):
+        rows = run.scored[run.scored["item_id"] == item.item_id]
         sampled = json.loads(rows["frames"].iloc[0]) if len(rows) else {}
     states = []
     for c, clip in enumerate(item.clips):

@@ -62,14 +62,14 @@ COMPACT_EVERY = 256     # loose chunks (four small files each) a running run gat
 
 @dataclass
 class Run:
-    """A stored run: its folder, manifest and score tables (``frames``: the ``scored`` table)."""
+    """A stored run: its folder, manifest and tables (``scored``: which items each chunk covered, on which frames)."""
 
     path: Path
     manifest: Manifest
     pair: pd.DataFrame
     choice: pd.DataFrame
     failures: pd.DataFrame
-    frames: pd.DataFrame | None = None
+    scored: pd.DataFrame | None = None
     _items: list[Item] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -200,15 +200,15 @@ class ChunkWriter:
         self.written: set[int] = set()
 
     def write_chunk(self, chunk: int, item_ids: Iterable[str], pair: Iterable[dict], choice: Iterable[dict],
-                    failures: Iterable[dict], frames: dict[str, dict[str, list[int]]] | None = None,
+                    failures: Iterable[dict], frame_indices: dict[str, dict[str, list[int]]] | None = None,
                     notes: dict[str, list[str]] | None = None) -> list[str]:
         """Store chunk ``chunk``: its items' score rows, failures, the frame indices used (``{item: {clip: [...]}}``,
         clip keys like ``"0"`` or ``"0+1"`` for joined clips) and the frame notes, all at once. Returns the ids."""
         if chunk in self.written:
             raise ValueError(f"chunk {chunk} was already written by this writer")
         ids = list(item_ids)
-        frames, notes = frames or {}, notes or {}
-        scored = pd.DataFrame({"item_id": ids, "frames": [json.dumps(frames.get(i, {})) for i in ids],
+        used, notes = frame_indices or {}, notes or {}
+        scored = pd.DataFrame({"item_id": ids, "frames": [json.dumps(used.get(i, {})) for i in ids],
                                "notes": [json.dumps(notes.get(i, [])) for i in ids], "chunk": chunk,
                                "launch": self.launch, "rank": self.rank})
         tables = {"pair": pair_frame(pair), "choice": choice_frame(choice), "failures": failure_frame(failures),
@@ -379,14 +379,14 @@ class RunWriter:
         return self.order.index(item_id) // self.chunk_size
 
     def write_chunk(self, item_ids: Iterable[str], pair: Iterable[dict], choice: Iterable[dict],
-                    failures: Iterable[dict], frames: dict[str, dict[str, list[int]]] | None = None,
+                    failures: Iterable[dict], frame_indices: dict[str, dict[str, list[int]]] | None = None,
                     notes: dict[str, list[str]] | None = None, *, chunk: int | None = None) -> None:
         """Store one chunk (see :meth:`ChunkWriter.write_chunk`); ``chunk`` defaults to the chunk of its first
         item."""
         ids = list(item_ids)
         if chunk is None:
             chunk = self.chunk_of(ids[0]) if ids else 0
-        self.done.update(self.chunks.write_chunk(chunk, ids, pair, choice, failures, frames, notes))
+        self.done.update(self.chunks.write_chunk(chunk, ids, pair, choice, failures, frame_indices, notes))
 
     def finish(self, expected: Iterable[str] | None = None, **extra: Any) -> None:
         """Compact the run, record which rank of which launch scored each chunk, mark the run complete (with any

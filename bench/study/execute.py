@@ -33,7 +33,7 @@ def run_study(study: Study, *, progress: bool = True) -> list[Path]:
     from bench.scoring.runner import score
 
     study.runs.mkdir(parents=True, exist_ok=True)
-    frames = FrameCache()
+    frame_cache = FrameCache()
     paths = []
     total = len(study.configs)
     with open(study.runs / LOG, "a") as log:
@@ -45,7 +45,7 @@ def run_study(study: Study, *, progress: bool = True) -> list[Path]:
                 resumed = (Path(config.out) / "manifest.json").is_file()
                 print(f"{where}: {'resuming' if resumed else 'scoring'} into {config.out}", flush=True)
                 with contextlib.redirect_stderr(log if not progress else sys.stderr):
-                    score(dataclasses.replace(config, progress=progress), frames)
+                    score(dataclasses.replace(config, progress=progress), frame_cache)
             paths.append(Path(config.out))
     return paths
 

@@ -80,7 +80,7 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     assert stored.manifest.status == "running" and list(stored.pair["item_id"]) == ["a"]
     assert stored.choice.loc[0, "options"] == [1, 0] and stored.choice.loc[0, "logits"] == [1.0, 2.0]
     assert stored.failures.loc[0, "reason"] == "corrupt"
-    frames = stored.frames.set_index("item_id")
+    frames = stored.scored.set_index("item_id")
     assert json.loads(frames.loc["a", "frames"]) == {"0": [1, 2]}
     assert json.loads(frames.loc["a", "notes"]) == ["window has 2 frames"]
     assert list(frames["chunk"]) == [0, 0, 1] and set(frames["launch"]) == {launch} and set(frames["rank"]) == {0}
@@ -91,7 +91,7 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     assert _files(run) == [f"{t}/compact-{json.loads((run / 'index.json').read_text())['generation']}.parquet"
                            for t in ("choice", "failures", "pair", "scored")]
     compacted = read_run(run)
-    for table in ("pair", "choice", "failures", "frames"):
+    for table in ("pair", "choice", "failures", "scored"):
         pd.testing.assert_frame_equal(getattr(compacted, table), getattr(stored, table), check_exact=True)
     again.close()
 
@@ -103,7 +103,7 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     m = final.manifest
     assert m.status == "complete" and m.extra["chunk_size"] == 2 and m.extra["world_size"] == 1
     assert [launch["chunks"] for launch in m.extra["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
-    assert list(final.pair["item_id"]) == ["a", "c"] and list(final.frames["item_id"]) == ["a", "b", "c"]
+    assert list(final.pair["item_id"]) == ["a", "c"] and list(final.scored["item_id"]) == ["a", "b", "c"]
     assert len(_files(run)) == 4
 
 
@@ -114,7 +114,7 @@ def test_half_written_chunks_are_ignored_and_dropped_on_resume(tmp_path):
     writer.close()
     pd.DataFrame({"item_id": ["c"]}).to_parquet(run / "scored" / "part-000001-ffff0000-r1.parquet")
     (run / "pair" / ".part-000001-ffff0000-r1.parquet.1234.tmp").write_bytes(b"partial")
-    assert len(read_run(run).pair) == 1 and list(read_run(run).frames["item_id"]) == ["a"]
+    assert len(read_run(run).pair) == 1 and list(read_run(run).scored["item_id"]) == ["a"]
     resumed = _writer(run)
     assert resumed.done == {"a"}
     assert not list(run.rglob("*.tmp")) and not list(run.rglob("part-*"))
@@ -157,7 +157,7 @@ class Flaky:
 
 
 class NoVideos:
-    def frames(self, refs):
+    def arrays(self, refs):
         return {ref: np.zeros((1, 2, 2, 3), np.uint8) for ref in refs}
 
 
@@ -216,7 +216,7 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     assert set(run.failures["stage"]) == {"frames"}
     assert len(run.pair) == 2 * (len(items) - len(broken_items))
     assert run.pair.duplicated(["item_id", "clip", "text"]).sum() == 0
-    used = {r.item_id: json.loads(r.frames) for r in run.frames.itertuples()}
+    used = {r.item_id: json.loads(r.frames) for r in run.scored.itertuples()}
     assert all(len(v["0"]) == 8 for k, v in used.items() if k not in set(run.failures["item_id"]))
 
 

@@ -41,8 +41,8 @@ def runs(sample, tiny, tmp_path_factory):
     folders = []
     for name, (model, protocol, limit, frames) in RUNS.items():
         folder = out / name.lower().replace(" ", "-").replace("/", "-")
-        score(ScoreConfig(source, tiny(model), family=FAMILIES[model], protocol=protocol, frames=frames, out=folder,
-                          limit=limit, spread=limit is not None, name=name, progress=False))
+        score(ScoreConfig(source, tiny(model), family=FAMILIES[model], protocol=protocol, frame_policy=frames,
+                          out=folder, limit=limit, spread=limit is not None, name=name, progress=False))
         folders.append(folder)
     return [read_run(f) for f in folders]
 

@@ -98,7 +98,7 @@ def measure(n: int = 100_000, chunk_size: int = 8) -> None:
         compacted, *compact_time = _timed(lambda: read_run(folder))
         print(line.format("read_run of the compacted run", *compact_time)
               + f"   ratio {loose_time[0] / compact_time[0]:6.1f}x")
-        if len(compacted.pair) != len(loose.pair) or len(compacted.frames) != n:
+        if len(compacted.pair) != len(loose.pair) or len(compacted.scored) != n:
             raise RuntimeError("compaction changed the rows")
         _, *took = _timed(compacted.items)
         print(line.format("its items (items.parquet)", *took))
