@@ -103,7 +103,9 @@ IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", 
 
 @dataclass
 class Manifest:
-    """What a run folder records about itself (``manifest.json``, flat JSON), for scored and imported runs alike."""
+    """What a run folder records about itself (``manifest.json``, flat JSON), for scored and imported runs alike, as
+    written and as read (:func:`bench.store.read_manifest`). ``extra`` holds the entries that are no field: what a run
+    adds as it goes (status, chunk size, launches, timings) and the entries of a manifest of another version."""
 
     benchmark: str
     data_path: str | None
