@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -41,7 +41,8 @@ class DataSource:
 
 @dataclass
 class ScoreConfig:
-    """Everything ``foilbench score`` needs besides the items: model, protocol, frames, batching and where to store.
+    """Everything ``foilbench score`` needs besides the items: model, protocol, frame policy, batching and where
+    to store.
 
     ``family`` (contrastive, xclip, videollm, textlm) is inferred from the model's config when None; ``protocol``
     (similarity, entail, mc, loglik) defaults to the family's first protocol. ``seed`` seeds the seeded frame
@@ -49,14 +50,15 @@ class ScoreConfig:
     to the size the model's processor resizes to, "full" at the video's own size, or a (width, height). ``workers``
     None: one decoding thread per core. ``max_failure_rate``: the share of failed items above which the run fails
     (a run whose items all fail always does). ``control``: a shortcut control (:mod:`bench.frames.controls`) whose
-    frame policy replaces ``frames``, derived from it.
+    frame policy replaces ``frame_policy``, derived from it. ``frame_policy`` is a policy as ``--frames`` writes it
+    (``uniform:k=8``; :func:`bench.frames.parse_policy`).
     """
 
     source: DataSource
     model: str
     family: str | None = None
     protocol: str | None = None
-    frames: str = "uniform:k=8"
+    frame_policy: str = "uniform:k=8"
     prompt: str | None = None
     batch_size: int = 8
     device: str = "auto"
@@ -101,7 +103,9 @@ IDENTITY = ("benchmark", "data_path", "video_root", "loader_options", "family", 
 
 @dataclass
 class Manifest:
-    """What a run folder records about itself (``manifest.json``, flat JSON), for scored and imported runs alike."""
+    """What a run folder records about itself (``manifest.json``, flat JSON), for scored and imported runs alike, as
+    written and as read (:func:`bench.store.read_manifest`). ``extra`` holds the entries that are no field: what a run
+    adds as it goes (status, chunk size, launches, timings) and the entries of a manifest of another version."""
 
     benchmark: str
     data_path: str | None
@@ -153,11 +157,18 @@ class Manifest:
         found = asdict(self)
         return {**{k: v for k, v in found.items() if k != "extra"}, **self.extra}
 
+    @property
+    def status(self) -> str | None:
+        """``running``, ``complete`` or ``incomplete`` for a scored run (kept in ``extra``); None when not recorded."""
+        return self.extra.get("status")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Manifest:
-        """A manifest from ``manifest.json`` entries; unknown entries go to ``extra``."""
+        """A manifest from ``manifest.json`` entries: unknown entries go to ``extra``, missing ones take their
+        defaults (None for the required ones), so that a manifest of any version reads and none of it is lost."""
         known = {f.name for f in fields(cls)} - {"extra"}
-        return cls(**{k: v for k, v in data.items() if k in known},
+        required = {f.name: None for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        return cls(**{**required, **{k: v for k, v in data.items() if k in known}},
                    extra={k: v for k, v in data.items() if k not in known})
 
 

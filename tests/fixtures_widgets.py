@@ -24,7 +24,7 @@ def demo_home(home: Path, sample: dict, tiny) -> Path:
     source = DataSource.of(BENCHMARK, s.data_path, s.video_root, s.loader_options)
     for model, (family, protocols) in TINY_RUNS.items():
         for protocol in protocols:
-            score(ScoreConfig(source, tiny(model), family=family, protocol=protocol, frames="uniform:k=8",
+            score(ScoreConfig(source, tiny(model), family=family, protocol=protocol, frame_policy="uniform:k=8",
                               out=home / "runs" / "sample" / f"{BENCHMARK}-{protocol}-{model}",
                               name=f"{protocol} tiny-{model}", progress=False))
     return home

@@ -66,9 +66,9 @@ def test_a_registered_toy_benchmark_runs_through_load_score_and_metrics(toy, tin
     items = toy.load().items
     assert len(items) == len(Path(toy.data_path).read_text().splitlines()) - 1 > 0
     assert registry.spec("TOY").title == "Toy"
-    run = read_run(score(ScoreConfig(toy, tiny("clip"), frames="uniform:k=2", out=tmp_path / "run",
+    run = read_run(score(ScoreConfig(toy, tiny("clip"), frame_policy="uniform:k=2", out=tmp_path / "run",
                                      progress=False)))
-    assert len(run.pair) == 2 * len(items) and run.manifest["benchmark"] == "toy"
+    assert len(run.pair) == 2 * len(items) and run.manifest.benchmark == "toy"
     found = run_table(run, Settings(n_boot=20))
     assert found.loc[found.by == "all", "metric"].tolist() == ["toy accuracy"]
     assert found.loc[found.by == "all", "n"].tolist() == [len(items)]

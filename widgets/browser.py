@@ -43,7 +43,7 @@ class ItemBrowser(w.VBox):
         self.run_list = plain_first([r if isinstance(r, Run) else read_run(r) for r in runs])
         if not self.run_list and items is None:
             raise ValueError("give at least one run (or the items to browse)")
-        benchmarks = {str(r.manifest.get("benchmark")) for r in self.run_list}
+        benchmarks = {str(r.manifest.benchmark) for r in self.run_list}
         if len(benchmarks) > 1:
             raise ValueError(f"the runs are of several benchmarks ({', '.join(sorted(benchmarks))}): browse one "
                              "benchmark at a time")

@@ -51,7 +51,7 @@ def linked_scatter(browser: ItemBrowser, run_index: int | None = None) -> alt.Ju
     if run_index is None:
         chosen = {r.label for r in browser.chosen}
         found = [i for i, r in enumerate(browser.run_list)
-                 if r.manifest.get("measure") == "p_yes" and r.label in chosen]
+                 if r.manifest.measure == "p_yes" and r.label in chosen]
         if not found:
             raise ValueError("no run with P(Yes) scores (protocol entail) among the browser's chosen runs")
         run_index = found[0]
@@ -117,7 +117,7 @@ def chart_runs(browser: ItemBrowser) -> tuple[str | None, str | None]:
     """The runs the linked charts draw, of those chosen in the browser (plain models first): the first with P(Yes)
     scores for VELOCITI's scatter, and the first some metric applies to for the bars."""
     chosen = browser.chosen
-    scatter = next((r.label for r in chosen if r.manifest.get("measure") == "p_yes"), None)
+    scatter = next((r.label for r in chosen if r.manifest.measure == "p_yes"), None)
     bars = next((r.label for r in chosen if r.label in browser.headline), None)
     return scatter if browser.benchmark == "velociti" else None, bars
 

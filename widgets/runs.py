@@ -4,14 +4,15 @@ them are plain models and which controls, and the items they scored together."""
 from __future__ import annotations
 
 import heapq
-import json
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
+from bench.config import Manifest
 from bench.items import Item
 from bench.paths import HOME_ENV, data_home
+from bench.store import read_manifest
 
 DEMO_HINT = "run `foilbench demo` to score the sample suite there"
 
@@ -21,11 +22,11 @@ def runs_root() -> Path:
     return data_home() / "runs"
 
 
-def _manifest(folder: Path) -> dict:
+def _manifest(folder: Path) -> Manifest:
     try:
-        return json.loads((folder / "manifest.json").read_text())
+        return read_manifest(folder)
     except (OSError, ValueError):
-        return {}
+        return Manifest.from_dict({})
 
 
 def resolve_run(folder: str | Path) -> Path:
@@ -48,30 +49,29 @@ def find_runs(benchmark: str, runs: Sequence[str | Path] = (), under: str | Path
     root = Path(under).expanduser() if under is not None else runs_root()
     folders = sorted(p.parent for p in root.rglob("manifest.json")) if root.is_dir() else []
     manifests = {f: _manifest(f) for f in folders}
-    found = [f for f in folders if str(manifests[f].get("benchmark", "")).lower() == benchmark.lower()]
+    found = [f for f in folders if str(manifests[f].benchmark or "").lower() == benchmark.lower()]
     if not found:
-        others = sorted({str(m.get("benchmark")) for m in manifests.values() if m.get("benchmark")})
+        others = sorted({str(m.benchmark) for m in manifests.values() if m.benchmark})
         seen = f" (runs found there are of {', '.join(others)})" if others else ""
         raise FileNotFoundError(f"no run of {benchmark} under {root}{seen}: {DEMO_HINT}, or set {HOME_ENV} to the "
                                 f"data home that holds your runs")
-    data = Counter(manifests[f].get("data_path") for f in found).most_common(1)[0][0]
-    return [f for f in found if manifests[f].get("data_path") == data]
+    data = Counter(manifests[f].data_path for f in found).most_common(1)[0][0]
+    return [f for f in found if manifests[f].data_path == data]
 
 
 CONTROL_WORDS = ("biased", "blind", "reversed")  # how the demo names its biased copies and controls
 
 
-def is_control(manifest: dict) -> bool:
+def is_control(manifest: Manifest) -> bool:
     """Whether a run is a control or a deliberately biased copy rather than a plain model: a video model fed no
     frames or frames backwards (its manifest's frame policy; a text-only model reads no frames and is a plain model of
     its kind), or named so (the demo's ``biased``, ``blind``, ``reversed`` in the run's name or its model's folder).
     Every default the explore notebook takes prefers the other runs."""
-    policy = manifest.get("frame_policy")
-    policy = policy if isinstance(policy, dict) else {}
-    blind = policy.get("name") == "none" and manifest.get("family") != "textlm"
+    policy = manifest.frame_policy if isinstance(manifest.frame_policy, dict) else {}
+    blind = policy.get("name") == "none" and manifest.family != "textlm"
     if blind or policy.get("order") == "reverse":
         return True
-    names = f"{manifest.get('name') or ''} {Path(str(manifest.get('model') or '')).name}".lower()
+    names = f"{manifest.name or ''} {Path(str(manifest.model or '')).name}".lower()
     return any(word in names for word in CONTROL_WORDS)
 
 

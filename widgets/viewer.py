@@ -30,8 +30,8 @@ def clip_state(item: Item, run: Run | None, server: ProxyServer | None, folder: 
     from bench.frames import decode
 
     sampled: dict = {}
-    if run is not None and run.frames is not None and len(run.frames):
-        rows = run.frames[run.frames["item_id"] == item.item_id]
+    if run is not None and run.scored is not None and len(run.scored):
+        rows = run.scored[run.scored["item_id"] == item.item_id]
         sampled = json.loads(rows["frames"].iloc[0]) if len(rows) else {}
     states = []
     for c, clip in enumerate(item.clips):
@@ -66,16 +66,16 @@ def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin:
     if twin is not None:
         lines += score_lines(twin, run.pair, "proficiency ") + choice_lines(twin, run.choice, "proficiency ")
     mine = outcomes[outcomes["item_id"] == item.item_id]
-    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
-            "unit": UNITS.get(run.manifest.get("measure"), ""), "lines": lines, "margin": number(margin, signed=True),
+    return {"run": run.label, "protocol": str(run.manifest.protocol),
+            "unit": UNITS.get(run.manifest.measure, ""), "lines": lines, "margin": number(margin, signed=True),
             "correct": [{"metric": r.metric, "value": int(r.value) if r.status == "ok" else None, "status": r.status}
                         for r in mine.itertuples()]}
 
 
 def not_scored_state(run: Run) -> dict:
     """A run's view of an item it was not asked: said so, with no outcome (never counted as wrong)."""
-    return {"run": run.label, "protocol": str(run.manifest.get("protocol", "")),
-            "unit": UNITS.get(run.manifest.get("measure"), ""), "margin": "–", "correct": [],
+    return {"run": run.label, "protocol": str(run.manifest.protocol),
+            "unit": UNITS.get(run.manifest.measure, ""), "margin": "–", "correct": [],
             "lines": [f"{NOT_SCORED}: this run was not asked this item"]}
 
 

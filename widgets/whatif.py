@@ -30,7 +30,7 @@ class Target:
 
 def _plain(run: Run) -> bool:
     """Whether a run sees its frames as sampled (no shortcut control: frames, in their order)."""
-    frames = run.manifest.get("frame_policy") or {}
+    frames = run.manifest.frame_policy or {}
     return frames.get("name") != "none" and "order" not in frames
 
 
@@ -39,11 +39,11 @@ def targets_of(runs: Sequence[Run]) -> list[Target]:
     sampled asks it (else as its first run)."""
     by_model: dict[str, list[Run]] = {}
     for run in runs:
-        if run.manifest.get("model") and run.manifest.get("family"):
-            by_model.setdefault(str(run.manifest["model"]), []).append(run)
+        if run.manifest.model and run.manifest.family:
+            by_model.setdefault(str(run.manifest.model), []).append(run)
     found = []
     for model, own in by_model.items():
-        scored = [r for r in own if r.manifest.get("protocol") in PAIR_PROTOCOLS]
+        scored = [r for r in own if r.manifest.protocol in PAIR_PROTOCOLS]
         run = next((r for r in scored if _plain(r)), scored[0] if scored else own[0])
         found.append(Target(Path(model).name, run_setup(run.manifest), run if scored else None))
     return found

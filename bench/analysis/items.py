@@ -31,7 +31,7 @@ def benchmark_of_runs(runs: Mapping[str, object]) -> str:
     """The one benchmark every run scored; a one-line error when they differ or there is none."""
     if not runs:
         raise ValueError("no run given")
-    found = {key: run.manifest.get("benchmark") for key, run in runs.items()}
+    found = {key: run.manifest.benchmark for key, run in runs.items()}
     if len(set(found.values())) != 1:
         listed = ", ".join(f"{key} is {name}" for key, name in found.items())
         raise ValueError(f"runs of different benchmarks cannot be compared item by item: {listed}")

@@ -92,14 +92,14 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str | None =
         m = run.manifest
         items = run_items(run)
         notes = coverage_notes(items, run.pair, run.choice, run.failures, m)
-        if m.get("status") != "complete":
-            notes.insert(0, f"run status is {m.get('status')!r}, not 'complete': unscored items count as failures")
+        if m.status != "complete":
+            notes.insert(0, f"run status is {m.status!r}, not 'complete': unscored items count as failures")
         table = run_table(run, settings, by=by, items=items, ties=ties or DEFAULT_TIES)
         summary = summarize(run)
         if table.empty:
             notes = [f"no item of this run was scored ({summary.scored} of {summary.items}): no value to show"]
-        results.append({"path": str(path), "run": run.label, "benchmark": m.get("benchmark"),
-                        "measure": m.get("measure"), "table": table, "notes": notes, "summary": summary})
+        results.append({"path": str(path), "run": run.label, "benchmark": m.benchmark,
+                        "measure": m.measure, "table": table, "notes": notes, "summary": summary})
     return results
 
 
@@ -139,7 +139,7 @@ def pooled(args: argparse.Namespace) -> int:
                   sys.stdout, indent=1, ensure_ascii=False)
         print()
     else:
-        benchmarks = ", ".join(dict.fromkeys(r.manifest["benchmark"] for r in runs))
+        benchmarks = ", ".join(dict.fromkeys(r.manifest.benchmark for r in runs))
         print(f"== pooled by {args.pool} over {len(runs)} run(s) of {benchmarks}: accuracy (%) with "
               f"{args.level:.0%} exact interval, mean chance; * = chance below the interval; ties: {args.ties}")
         print(format_pooled(table))

@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     start, end = _window(args)
     quiet_library_bars()
-    found = probe(args.model, args.video, args.texts, family=args.family, frames=args.frames, control=args.control,
-                  prompt=args.prompt, start=start, end=end, device=args.device, dtype=args.dtype,
+    found = probe(args.model, args.video, args.texts, family=args.family, frame_policy=args.frames,
+                  control=args.control, prompt=args.prompt, start=start, end=end, device=args.device, dtype=args.dtype,
                   options=parse_options(args.backend_option), seed=args.seed)
     if not args.no_keep:
         append_probes(found.records())
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     best = max(range(len(found.scores)), key=found.scores.__getitem__)
     print(f"{found.model} ({found.family}, {found.prompt or 'no prompt'}), control {found.control}, frames "
-          f"{found.frames['name']}")
+          f"{found.frame_policy['name']}")
     for n, (text, score) in enumerate(zip(found.texts, found.scores)):
         print(f"{'>' if n == best else ' '} {score:10.4f}  {text}")
     return 0

@@ -52,9 +52,10 @@ def config_of(args: argparse.Namespace):
     """The :class:`~bench.config.ScoreConfig` the arguments describe."""
     from bench.config import ScoreConfig
 
-    return ScoreConfig(source_of(args), args.model, family=args.family, protocol=args.protocol, frames=args.frames,
-                       prompt=args.prompt, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
-                       out=args.out, limit=args.limit, spread=args.spread, seed=args.seed, chunk_size=args.chunk_size,
+    return ScoreConfig(source_of(args), args.model, family=args.family, protocol=args.protocol,
+                       frame_policy=args.frames, prompt=args.prompt, batch_size=args.batch_size, device=args.device,
+                       dtype=args.dtype, out=args.out, limit=args.limit, spread=args.spread, seed=args.seed,
+                       chunk_size=args.chunk_size,
                        workers=_workers(args.workers), decoder=args.decoder, size=_size(args.size), name=args.name,
                        retry_failures=args.retry_failures, progress=not args.quiet,
                        options=parse_options(args.backend_option), max_failure_rate=args.max_failure_rate,

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         for config in study.configs:
             control = f", control {config.control}" if config.control else ""
             print(f"  {config.source.benchmark:10s} {config.name} ({config.model}, {config.protocol or 'default'} "
-                  f"protocol, frames {config.frames}{control}) -> {Path(config.out).name}")
+                  f"protocol, frames {config.frame_policy}{control}) -> {Path(config.out).name}")
         return 0
     paths = run_study(_with_world(study, home), progress=not args.quiet)
     if args.no_report:

@@ -25,7 +25,7 @@ class Setup:
 
     model: str
     protocol: str
-    frames: str = "uniform:k=8"
+    frame_policy: str = "uniform:k=8"
 
 
 # run name -> set-up; every set-up scores every benchmark, and its runs are pooled under this name
@@ -61,7 +61,7 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     models = {}
     for run, setup in DEMO_RUNS.items():
         family = MODELS[setup.model].family
-        models[run] = evaluate.Model(str(model_folder(setup.model)), family, setup.protocol, setup.frames,
+        models[run] = evaluate.Model(str(model_folder(setup.model)), family, setup.protocol, setup.frame_policy,
                                      limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
     return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")

@@ -166,10 +166,10 @@ def import_lines(run) -> list[str]:
     answered, and the answers that could not be read."""
     m = run.manifest
     main = sum(it.role == "main" for it in run.items())
-    lines = [f"{main} of the benchmark's {m.get('benchmark_items', main)} items answered"
-             + (f"; {m['not_answered']} not answered: not part of this run, not counted" if m.get("not_answered")
-                else "")]
-    if run.manifest.get("measure") == "answer" and len(run.pair):
+    left = m.extra.get("not_answered")
+    lines = [f"{main} of the benchmark's {m.extra.get('benchmark_items', main)} items answered"
+             + (f"; {left} not answered: not part of this run, not counted" if left else "")]
+    if m.measure == "answer" and len(run.pair):
         unread = run.pair[run.pair["score"].isna()]
         if len(unread):
             lines.append(f"{len(unread)} answer(s) read as neither Yes nor No (e.g. {str(unread['answer'].iloc[0])!r}"

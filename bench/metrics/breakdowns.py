@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from bench.config import Manifest
 from bench.items import Item
 from bench.metrics.aggregate import Settings, summarize, summarize_group, with_labels
 
@@ -127,7 +128,7 @@ def frames_sampled(frame_policy: Mapping | None) -> int | None:
     return None
 
 
-def by_frames(runs: Iterable[tuple[Mapping, pd.DataFrame]], metrics: Sequence[str] | None = None) -> pd.DataFrame:
+def by_frames(runs: Iterable[tuple[Manifest, pd.DataFrame]], metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """The overall rows of several runs' metric tables against the number of frames each run sampled.
 
     ``runs`` holds ``(manifest, table)`` pairs (tables from :func:`bench.metrics.dispatch.metric_table` or
@@ -138,8 +139,8 @@ def by_frames(runs: Iterable[tuple[Mapping, pd.DataFrame]], metrics: Sequence[st
         overall = table[table["by"] == "all"]
         if metrics is not None:
             overall = overall[overall["metric"].isin(metrics)]
-        parts.append(overall.assign(frames=frames_sampled(manifest.get("frame_policy")),
-                                    run=manifest.get("name", "")))
+        parts.append(overall.assign(frames=frames_sampled(manifest.frame_policy),
+                                    run=manifest.name))
     if not parts:
         return pd.DataFrame()
     out = pd.concat(parts, ignore_index=True)

@@ -11,6 +11,7 @@ from typing import Iterable, Protocol, Sequence
 
 import pandas as pd
 
+from bench.config import Manifest
 from bench.items import Item
 from bench.metrics.aggregate import TABLE_COLUMNS, Settings, with_holm
 from bench.metrics.ties import DEFAULT_TIES, check
@@ -98,7 +99,7 @@ def run_items(run) -> list[Item]:
     answered), plus the derived items it scored (:func:`expand_items`). An item a run was not asked is never counted
     against it, whatever other runs share a table; an item it was asked but failed to score counts as a failure
     (``n_missing``)."""
-    return expand_items(run.items(), run.pair, run.manifest.get("benchmark"))
+    return expand_items(run.items(), run.pair, run.manifest.benchmark)
 
 
 def scored_ids(pair: pd.DataFrame | None, choice: pd.DataFrame | None) -> set[str]:
@@ -107,15 +108,16 @@ def scored_ids(pair: pd.DataFrame | None, choice: pd.DataFrame | None) -> set[st
 
 
 def coverage_notes(items: Iterable[Item], pair: pd.DataFrame | None, choice: pd.DataFrame | None,
-                   failures: pd.DataFrame | None = None, manifest: dict | None = None) -> list[str]:
+                   failures: pd.DataFrame | None = None, manifest: Manifest | None = None) -> list[str]:
     """What did not line up between the items and the score tables (items scored nowhere, unknown ids, failures),
     and, for an import (``manifest``), the benchmark's items its files did not answer (not counted)."""
     ids = {it.item_id for it in items}
     scored: set[str] = set()
     notes = []
-    left = int((manifest or {}).get("not_answered") or 0)
+    extra = manifest.extra if manifest is not None else {}
+    left = int(extra.get("not_answered") or 0)
     if left:
-        notes.append(f"{left} of the benchmark's {manifest.get('benchmark_items', len(ids) + left)} items were not "
+        notes.append(f"{left} of the benchmark's {extra.get('benchmark_items', len(ids) + left)} items were not "
                      f"answered by the imported file(s): not part of this run, not counted")
     for name, table in (("pair", pair), ("choice", choice)):
         if table is not None and len(table):
@@ -144,12 +146,12 @@ def run_table(run, settings: Settings = Settings(), by: Sequence[str] | None = N
     ``items`` defaults to the run's own items (:func:`run_items`); derived items the run scored are added
     (:func:`expand_items`). A run with no score row for any of its items has no number: its table is empty.
     """
-    benchmark = run.manifest.get("benchmark")
+    benchmark = run.manifest.benchmark
     items = run_items(run) if items is None else expand_items(items, run.pair, benchmark)
     if not scored_ids(run.pair, run.choice) & {it.item_id for it in items}:
         table = pd.DataFrame(columns=TABLE_COLUMNS)
     else:
-        table = metric_table(items, run.pair, run.choice, benchmark=benchmark, measure=run.manifest.get("measure"),
+        table = metric_table(items, run.pair, run.choice, benchmark=benchmark, measure=run.manifest.measure,
                              settings=settings, by=by, ties=ties)
     table.insert(0, "run", run.label)
     table.insert(1, "benchmark", benchmark_of(items, benchmark))

@@ -27,7 +27,7 @@ class RunScores:
     @classmethod
     def of(cls, run) -> RunScores:
         """The scores of a stored run (``bench.store.Run``)."""
-        return cls(run.pair, run.choice, run.manifest.get("measure"))
+        return cls(run.pair, run.choice, run.manifest.measure)
 
 
 Runs = Mapping[str, RunScores]

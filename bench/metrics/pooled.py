@@ -31,7 +31,7 @@ def item_scores(run, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     "missing" for an item the run did not score) plus every label of the items: the run's own items, those its
     benchmark's official scoring drops left out as in its metric tables. Items judged only together (VideoCon's
     SSv2-Temporal retrieval, by AP over every caption) are left out."""
-    benchmark = spec(run.manifest["benchmark"])
+    benchmark = spec(run.manifest.benchmark)
     items = [it for it in run.items() if it.role == "main"]
     outcomes = benchmark_outcomes(items, run.pair, run.choice, benchmark=benchmark.name, ties=ties)
     rank = {m: i for i, m in enumerate(benchmark.item_score)}

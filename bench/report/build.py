@@ -162,7 +162,7 @@ def check_request(runs: Sequence, chosen: Sequence[str] | None, data: Mapping[st
                              f"{', '.join(known)}")
         if not Path(path).exists():
             raise ValueError(f"--data {name}={path}: no such file or folder")
-    benchmarks = {r.manifest.get("benchmark") for r in runs}
+    benchmarks = {r.manifest.benchmark for r in runs}
     if chosen:
         unknown = [n for n in chosen if n not in known]
         if unknown:

@@ -31,16 +31,16 @@ def _label(runs: Sequence[Run], labels: Sequence[str]) -> str:
 def _by_benchmark(runs: Sequence[Run]) -> dict[str, list[Run]]:
     found: dict[str, list[Run]] = {}
     for r in runs:
-        found.setdefault(str(r.manifest.get("benchmark")), []).append(r)
+        found.setdefault(str(r.manifest.benchmark), []).append(r)
     return found
 
 
 def _control(run: Run) -> str | None:
-    return run.manifest.get("control") or control_of(run.manifest.get("frame_policy"))
+    return run.manifest.control or control_of(run.manifest.frame_policy)
 
 
 def _setup(run: Run) -> tuple:
-    return run.manifest.get("model"), run.manifest.get("protocol"), str(run.manifest.get("prompt"))
+    return run.manifest.model, run.manifest.protocol, str(run.manifest.prompt)
 
 
 def control_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run, str]]:
@@ -53,8 +53,8 @@ def control_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run, str]]:
         if control is None:
             continue
         mates = [f for f in full if _setup(f) == _setup(run)]
-        exact = [f for f in mates if base_policy(f.manifest.get("frame_policy")) ==
-                 base_policy(run.manifest.get("frame_policy"))]
+        exact = [f for f in mates if base_policy(f.manifest.frame_policy) ==
+                 base_policy(run.manifest.frame_policy)]
         chosen = (exact or mates)[:1]
         if chosen:
             pairs.append((chosen[0], run, control))

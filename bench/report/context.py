@@ -188,7 +188,7 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
     (:func:`bench.metrics.dispatch.run_items`), never the others'. Runs sharing a name get their folder name too.
     """
     stored = [read_run(path) for path in runs]
-    mine = [run for run in stored if run.manifest.get("benchmark") == benchmark]
+    mine = [run for run in stored if run.manifest.benchmark == benchmark]
     unique_labels(mine)
     if data_path:
         source = {"data_path": data_path, "video_root": video_root, "loader_options": dict(loader_options or {})}
@@ -197,11 +197,11 @@ def open_report(benchmark: str, runs: Sequence[str], out: str | Path, *, data_pa
         items = load(benchmark, data_path, video_root=video_root, **source["loader_options"]).items
     elif mine:
         m = mine[0].manifest
-        source = {"data_path": m["data_path"], "video_root": m.get("video_root"),
-                  "loader_options": m.get("loader_options") or {}}
+        source = {"data_path": m.data_path, "video_root": m.video_root,
+                  "loader_options": m.loader_options or {}}
         items = list({it.item_id: it for run in mine for it in run.items()}.values())
     else:
-        theirs = sorted({str(r.manifest.get("benchmark")) for r in stored})
+        theirs = sorted({str(r.manifest.benchmark) for r in stored})
         raise ValueError(f"no {benchmark} run among the {len(stored)} given (their benchmarks: "
                          f"{', '.join(theirs) or 'none'}) and no data_path: nothing to report")
     settings = Settings(n_boot=n_boot)

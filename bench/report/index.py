@@ -123,7 +123,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
         body += [_entry_html(benchmark, e, out / benchmark) for e in contents["entries"] if e["name"] != "headline"]
         sections.append("\n".join(body))
     headline = headline_table(out, list(pages))
-    commits = sorted({str((r.manifest.get("versions") or {}).get("git_commit") or "")[:10] for r in runs} - {""})
+    commits = sorted({str((r.manifest.versions or {}).get("git_commit") or "")[:10] for r in runs} - {""})
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
     pooled = {label: pooled_section(out, runs, label) for label in pool_by}

@@ -3,6 +3,7 @@ its failure count, and the choice of each run's headline number."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -39,23 +40,23 @@ def failures(run: Run) -> int:
 def describe(run: Run) -> dict:
     """One row of the runs table: the manifest in words, the items asked and the failures."""
     m = run.manifest
-    commit = str((m.get("versions") or {}).get("git_commit") or "")[:10]
-    items = m.get("n_items")
-    limit = f" (limit {m['limit']}{', spread' if m.get('spread') else ''})" if m.get("limit") else ""
-    return {"run": run.label, "benchmark": spec(m["benchmark"]).title, "model": model_label(m.get("model")),
-            "family": m.get("family") or "", "protocol": m.get("protocol") or "",
-            "frames": frames_label(m.get("frame_policy")), "prompt": (m.get("prompt") or {}).get("name") or "",
-            "measure": m.get("measure") or "",
+    commit = str((m.versions or {}).get("git_commit") or "")[:10]
+    items = m.n_items
+    limit = f" (limit {m.limit}{', spread' if m.spread else ''})" if m.limit else ""
+    return {"run": run.label, "benchmark": spec(m.benchmark).title, "model": model_label(m.model),
+            "family": m.family or "", "protocol": m.protocol or "",
+            "frames": frames_label(m.frame_policy), "prompt": (m.prompt or {}).get("name") or "",
+            "measure": m.measure or "",
             "items": "" if items is None else f"{items}{limit}",
-            "failures": failures(run), "status": m.get("status") or "", "commit": commit,
-            "date": str(m.get("created") or "").replace("T", " ")[:16], "folder": Path(str(run.path)).name,
+            "failures": failures(run), "status": m.status or "", "commit": commit,
+            "date": str(m.created or "").replace("T", " ")[:16], "folder": Path(str(run.path)).name,
             "path": str(run.path)}
 
 
 def runs_frame(runs: Sequence[Run]) -> pd.DataFrame:
     """The runs table: one row per run, by benchmark (in the registry's order), then in the order given."""
     order = {name: i for i, name in enumerate(names())}
-    ranked = sorted(range(len(runs)), key=lambda i: (order.get(runs[i].manifest.get("benchmark"), len(order)), i))
+    ranked = sorted(range(len(runs)), key=lambda i: (order.get(runs[i].manifest.benchmark, len(order)), i))
     return pd.DataFrame([describe(runs[i]) for i in ranked], columns=RUN_COLUMNS)
 
 
@@ -64,11 +65,11 @@ def unique_labels(runs: Sequence[Run]) -> None:
     in-memory manifests change, the run folders do not)."""
     seen: dict[tuple[str, str], int] = {}
     for run in runs:
-        key = (run.manifest.get("benchmark"), run.label)
+        key = (run.manifest.benchmark, run.label)
         seen[key] = seen.get(key, 0) + 1
     for run in runs:
-        if seen[(run.manifest.get("benchmark"), run.label)] > 1:
-            run.manifest = {**run.manifest, "name": f"{run.label} [{Path(str(run.path)).name}]"}
+        if seen[(run.manifest.benchmark, run.label)] > 1:
+            run.manifest = replace(run.manifest, name=f"{run.label} [{Path(str(run.path)).name}]")
 
 
 def headline_rows(runs: Sequence[Run], metrics: pd.DataFrame, candidates: Sequence[tuple[str, str]]) -> pd.DataFrame:
@@ -85,7 +86,7 @@ def headline_rows(runs: Sequence[Run], metrics: pd.DataFrame, candidates: Sequen
                 break
         if found is None and len(mine[mine["by"] == "all"]):
             found = mine[mine["by"] == "all"].iloc[0]
-        row = {**describe(run), "benchmark_name": run.manifest["benchmark"]}
+        row = {**describe(run), "benchmark_name": run.manifest.benchmark}
         if found is not None:
             row.update({k: found[k] for k in found.index if k not in ("run", "benchmark")})
             row["metric_label"] = found["metric"] + ("" if found["by"] == "all" else f" ({found['subset']})")

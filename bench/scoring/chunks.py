@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 from bench.frames import Fit, FrameCache, FrameError, FramePolicy, Frames, prefetch, sample_frames, sample_joined
 from bench.items import Item
 from bench.scoring.devices import is_oom, on_worker
-from bench.scoring.protocols import Protocol, Scored
+from bench.scoring.protocols import Scored, ScoringProtocol
 from bench.scoring.requests import Ask, VideoRef
 
 
@@ -19,7 +19,7 @@ from bench.scoring.requests import Ask, VideoRef
 class Chunk:
     number: int
     items: list[Item]
-    frames: dict[tuple[str, int], Frames]
+    decoded: dict[tuple[str, int], Frames]
     encoded: dict[tuple[str, int], object]
     failures: list[dict]
 
@@ -49,7 +49,7 @@ def decoded_chunks(chunks: Sequence[tuple[int, list[Item]]], frame_policy: Frame
                 if isinstance(result, FrameError):
                     chunk.failures.append({"item_id": it.item_id, "stage": "frames", "reason": result.reason})
                 else:
-                    chunk.frames[key], chunk.encoded[key] = result
+                    chunk.decoded[key], chunk.encoded[key] = result
         failed = {f["item_id"] for f in chunk.failures}
         chunk.items = [it for it in chunk.items if it.item_id not in failed]
         yield chunk
@@ -78,7 +78,7 @@ class ChunkVideos:
                    for it in items for c, clip in enumerate(it.clips)}
         return cls(items, decoded, frame_policy, backend, size)
 
-    def frames(self, refs: Sequence[VideoRef]) -> dict[VideoRef, object]:
+    def arrays(self, refs: Sequence[VideoRef]) -> dict[VideoRef, object]:
         """The videos of ``refs``: encoded clips, or frame arrays."""
         out = {}
         for ref in dict.fromkeys(refs):
@@ -96,7 +96,7 @@ class ChunkVideos:
         return out
 
 
-def planned_requests(protocol: Protocol, items: Sequence[Item], blind: bool) -> list[tuple]:
+def planned_requests(protocol: ScoringProtocol, items: Sequence[Item], blind: bool) -> list[tuple]:
     """(request, key) of every request the protocol makes of ``items``; blind runs ask without the video."""
     planned = [pair for it in items for pair in protocol.requests(it)]
     if blind:
@@ -104,7 +104,7 @@ def planned_requests(protocol: Protocol, items: Sequence[Item], blind: bool) -> 
     return planned
 
 
-def check_backend(backend, protocol: Protocol, items: Sequence[Item], videos: ChunkVideos | None, blind: bool,
+def check_backend(backend, protocol: ScoringProtocol, items: Sequence[Item], videos: ChunkVideos | None, blind: bool,
                   batch_size: int) -> str | None:
     """The backend's self-check (:meth:`~bench.scoring.backends.base.Backend.check`) on the first batch: the first
     items whose requests fill ``batch_size`` (at least one item); its line is printed on stderr and returned."""
@@ -117,14 +117,14 @@ def check_backend(backend, protocol: Protocol, items: Sequence[Item], videos: Ch
     if not requests:
         return None
     refs = [r.video for r in requests if getattr(r, "video", None) is not None]
-    arrays = videos.frames(refs) if videos is not None and refs else {}
+    arrays = videos.arrays(refs) if videos is not None and refs else {}
     message = backend.check(requests, arrays, batch_size)
     if message:
         print(message, file=sys.stderr)
     return message
 
 
-def score_items(backend, protocol: Protocol, items: list[Item], videos: ChunkVideos | None, blind: bool,
+def score_items(backend, protocol: ScoringProtocol, items: list[Item], videos: ChunkVideos | None, blind: bool,
                 batch_size: int) -> tuple[Scored, list[dict], int]:
     """Score ``items``: every request of the protocol in one call of the backend, halving the batch size on
     out-of-memory; when the call fails otherwise, each item alone, so that only the items that fail are failures.
@@ -136,7 +136,7 @@ def score_items(backend, protocol: Protocol, items: list[Item], videos: ChunkVid
     while True:
         try:
             refs = [r.video for r in requests if getattr(r, "video", None) is not None]
-            arrays = videos.frames(refs) if videos is not None and refs else {}
+            arrays = videos.arrays(refs) if videos is not None and refs else {}
             answers = backend.answer(requests, arrays, batch_size)
             return protocol.rows([k for _, k in planned], answers), [], batch_size
         except Exception as err:  # noqa: BLE001 - model errors are recorded per item, never end the run
@@ -158,7 +158,7 @@ def score_items(backend, protocol: Protocol, items: list[Item], videos: ChunkVid
             return merged, failures, batch_size
 
 
-def answer_items(backend, protocol: Protocol, items: Sequence[Item], frame_policy: FramePolicy,
+def answer_items(backend, protocol: ScoringProtocol, items: Sequence[Item], frame_policy: FramePolicy,
                  batch_size: int = 8) -> Scored:
     """The rows of ``items`` scored in memory, without a run folder (notebooks, tests); a failure raises."""
     items = list(items)

@@ -18,7 +18,7 @@ from bench.registry import BenchmarkSpec, spec
 from bench.scoring.backends.base import folder_revision
 from bench.scoring.families import check_fits, check_protocol, infer_family
 from bench.scoring.hub import locate
-from bench.scoring.protocols import Protocol, make_protocol
+from bench.scoring.protocols import ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
 
 
@@ -56,7 +56,7 @@ class Plan:
     benchmark: BenchmarkSpec
     model: object
     family: str
-    protocol: Protocol
+    protocol: ScoringProtocol
     frame_policy: FramePolicy
     blind: bool
     items: list[Item]
@@ -68,7 +68,7 @@ def make_plan(config: ScoreConfig) -> Plan:
     values, the frame policy, family, protocol and prompt; the model's place)."""
     config.check()
     benchmark = spec(config.source.benchmark)
-    frame_policy = seeded(parse_policy(config.frames), config.seed)
+    frame_policy = seeded(parse_policy(config.frame_policy), config.seed)
     blind = frame_policy.name == "none"
     family = config.family
     if family:  # what can be checked without the model is checked before it is located
@@ -92,7 +92,7 @@ def make_plan(config: ScoreConfig) -> Plan:
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 
 
-def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> Protocol:
+def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:
     """The run's protocol for ``family``; a blind run (no frames) of a protocol that needs them is refused."""
     protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
     if blind and protocol.uses_frames and not protocol.blind_ok:
@@ -135,5 +135,6 @@ def run_manifest(config: ScoreConfig, plan: Plan, *, revision: str | None, frame
         measure=plan.protocol.measure, name=config.name or plan.out.name, revision=revision, dtype=config.dtype,
         device=device, batch_size=config.batch_size, frame_policy=plan.frame_policy.describe(),
         frame_backend=config.decoder, frame_size=frame_size, prompt=plan.protocol.describe(), seed=config.seed,
-        control=config.control, limit=config.limit, spread=config.spread, options=plan.benchmark.backend_defaults(plan.family, config.options),
+        control=config.control, limit=config.limit, spread=config.spread,
+        options=plan.benchmark.backend_defaults(plan.family, config.options),
         details=details or {}, versions=library_versions or {}, n_items=len(plan.items))

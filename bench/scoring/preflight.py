@@ -52,8 +52,8 @@ def stored_state(out: Path, items: Sequence[Item], retry_failures: bool = False)
     if not (Path(out) / MANIFEST).is_file():
         return Stored(0, len(ids), False)
     run = read_run(out)
-    stored = set(run.frames["item_id"]) if run.frames is not None and len(run.frames) else set()
+    stored = set(run.scored["item_id"]) if run.scored is not None and len(run.scored) else set()
     failed = set(run.failures["item_id"]) if len(run.failures) else set()
     done = (stored - failed if retry_failures else stored) & ids
-    complete = run.manifest.get("status") == "complete" and done == ids and not (retry_failures and failed & ids)
+    complete = run.manifest.status == "complete" and done == ids and not (retry_failures and failed & ids)
     return Stored(len(done), len(ids), complete)

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+from bench.config import Manifest
 from bench.frames import FrameCache, FrameError, FramePolicy, decode, parse_policy, policy, sample_frames
 from bench.frames.controls import AS_IS, control_policy
 from bench.items import Clip, Item
 from bench.scoring import prompts
-from bench.scoring.protocols import PROTOCOLS, Entailment, Protocol
+from bench.scoring.protocols import PROTOCOLS, Entailment, ScoringProtocol
 from bench.scoring.warm import MODELS, WarmModels
 
 FRAMES = FrameCache(max_bytes=512 * 1024**2)
@@ -42,7 +43,7 @@ class Probe:
     start: float | None
     end: float | None
     control: str
-    frames: dict
+    frame_policy: dict
     prompt: str | None
     texts: list[str]
     scores: list[float]
@@ -55,14 +56,14 @@ class Probe:
 
     def records(self) -> list[dict]:
         """One row per text for ``probes.parquet`` (:mod:`bench.store.probes`)."""
-        frames = ",".join(f"{k}={v}" for k, v in self.frames.items() if k != "name")
+        params = ",".join(f"{k}={v}" for k, v in self.frame_policy.items() if k != "name")
         return [{"model": self.model, "family": self.family, "video": self.video, "start": self.start,
                  "end": self.end, "text": t, "control": self.control,
-                 "frames": self.frames["name"] + (f":{frames}" if frames else ""), "prompt": self.prompt,
+                 "frames": self.frame_policy["name"] + (f":{params}" if params else ""), "prompt": self.prompt,
                  "score": s, "time": self.time} for t, s in zip(self.texts, self.scores)]
 
 
-def probe_protocol(family: str, prompt: str | None = None) -> Protocol:
+def probe_protocol(family: str, prompt: str | None = None) -> ScoringProtocol:
     """The family's pair protocol (its default one): ``entail`` with ``prompt`` (a name or a template with
     ``{caption}``; default ``yes-no``), or ``similarity`` / ``loglik``, which take no prompt."""
     from bench.scoring.families import check_protocol
@@ -83,15 +84,15 @@ def probe_item(video: str | Clip, texts: Sequence[str], start: float | None = No
     return Item("probe", PROBE_ITEM, "", (clip,), tuple(texts), ((0,),))
 
 
-def run_setup(manifest: Mapping[str, Any]) -> dict[str, Any]:
+def run_setup(manifest: Manifest) -> dict[str, Any]:
     """The :func:`probe` arguments that ask a model as the run of ``manifest`` asked it (model, family, frame
     policy, backend options, and for a Video-LLM asked Yes/No its prompt; a Video-LLM asked A/B is probed Yes/No with
     the ``yes-no`` prompt)."""
-    frames = dict(manifest.get("frame_policy") or {"name": "uniform", "k": 8})
-    prompt = (manifest.get("prompt") or {}).get("template") if manifest.get("protocol") == "entail" else None
-    return {"model": str(manifest["model"]), "family": manifest.get("family"),
-            "frames": policy(frames.pop("name"), **frames), "options": dict(manifest.get("options") or {}),
-            "prompt": prompt, "seed": int(manifest.get("seed") or 0)}
+    described = dict(manifest.frame_policy or {"name": "uniform", "k": 8})
+    prompt = (manifest.prompt or {}).get("template") if manifest.protocol == "entail" else None
+    return {"model": str(manifest.model), "family": manifest.family,
+            "frame_policy": policy(described.pop("name"), **described), "options": dict(manifest.options or {}),
+            "prompt": prompt, "seed": int(manifest.seed or 0)}
 
 
 def resolve_model(model: str, family: str | None) -> tuple[str, str]:
@@ -109,12 +110,12 @@ def resolve_model(model: str, family: str | None) -> tuple[str, str]:
 
 
 def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | None = None,
-          frames: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
+          frame_policy: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
           start: float | None = None, end: float | None = None, device: str = "auto", dtype: str = "auto",
           options: Mapping[str, Any] | None = None, seed: int = 0, size: Any = "auto", decoder: str = "decord",
           models: WarmModels = MODELS, cache: FrameCache | None = FRAMES) -> Probe:
     """Score ``texts`` against ``video`` (its window ``start``-``end`` in seconds) with ``model``, the frames
-    sampled by ``frames`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
+    sampled by ``frame_policy`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
     ``control``. Everything that can be checked is checked before the model loads (texts, control, policy, prompt,
     model, video); a model that cannot answer raises :class:`ProbeError`."""
     from bench.frames import seeded
@@ -124,13 +125,13 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     if not texts:
         raise ValueError("give at least one text to score")
     item = probe_item(video, texts, start, end)
-    base = frames if isinstance(frames, FramePolicy) else parse_policy(frames or DEFAULT_FRAMES)
+    base = frame_policy if isinstance(frame_policy, FramePolicy) else parse_policy(frame_policy or DEFAULT_FRAMES)
     located, family = resolve_model(model, family)
     protocol = probe_protocol(family, prompt)
-    frame_policy = seeded(control_policy(control, base, protocol.blind_ok), seed)
-    blind = frame_policy.name == "none"
+    sampling = seeded(control_policy(control, base, protocol.blind_ok), seed)
+    blind = sampling.name == "none"
     if not protocol.uses_frames:
-        frame_policy = policy("none")
+        sampling = policy("none")
     elif blind and not protocol.blind_ok:
         raise ValueError(f"the {family} family ({protocol.name}) needs frames: --frames none is for protocols "
                          "that can be asked without them")
@@ -144,24 +145,24 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     started = time.perf_counter()
     backend = warm.backend
     needed = getattr(backend, "frames_needed", None)
-    if frames is None and needed and protocol.uses_frames and not blind:
-        frame_policy = seeded(control_policy(control, policy("uniform", k=needed), protocol.blind_ok), seed)
+    if frame_policy is None and needed and protocol.uses_frames and not blind:
+        sampling = seeded(control_policy(control, policy("uniform", k=needed), protocol.blind_ok), seed)
     backend.prepare(protocol.answers)
     backend.reset()
     videos = None
     if protocol.uses_frames:
         size = frame_size(size, backend)
         try:
-            sampled = sample_frames(item.clips[0], frame_policy, backend=decoder, size=size, cache=cache)
+            sampled = sample_frames(item.clips[0], sampling, backend=decoder, size=size, cache=cache)
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
         key = (PROBE_ITEM, 0)
         encoded = {key: backend.encode(sampled.array)}
-        videos = ChunkVideos([item], {key: sampled}, frame_policy, decoder, size, encoded)
+        videos = ChunkVideos([item], {key: sampled}, sampling, decoder, size, encoded)
     scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
     if failures:
         raise ProbeError(f"{model} could not score the probe: {failures[0]['reason']}")
     scores = [row["score"] for row in sorted(scored.pair, key=lambda row: row["text"])]
     clip = item.clips[0]
-    return Probe(model, family, clip.path, *clip.window_seconds(), control, frame_policy.describe(),
+    return Probe(model, family, clip.path, *clip.window_seconds(), control, sampling.describe(),
                  protocol.describe().get("name"), list(texts), scores, time.perf_counter() - started)

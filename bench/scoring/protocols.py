@@ -36,8 +36,8 @@ class Scored:
     choice: list[dict]
 
 
-class Protocol:
-    """Turns items into (request, key) pairs and answers into rows.
+class ScoringProtocol:
+    """A scoring protocol: turns items into (request, key) pairs and answers into rows.
 
     ``request``: the request kind; ``measure``: what the pair scores are (``bench.store.schema.MEASURES``);
     ``uses_frames``: False for text-only protocols; ``blind_ok``: whether it can be asked without frames
@@ -64,7 +64,7 @@ class Protocol:
         return {"name": None, "template": None}
 
 
-class Similarity(Protocol):
+class Similarity(ScoringProtocol):
     """Clip x text similarities."""
 
     name, request, measure = "similarity", Match, "similarity"
@@ -78,7 +78,7 @@ class Similarity(Protocol):
                        for (i, c, t), a in zip(keys, answers)], [])
 
 
-class Entailment(Protocol):
+class Entailment(ScoringProtocol):
     """Yes/No entailment of every clip x text."""
 
     name, request, measure, blind_ok, answers = "entail", Ask, "p_yes", True, ("Yes", "No")
@@ -99,7 +99,7 @@ class Entailment(Protocol):
         return {"name": self.prompt_name, "template": self.template}
 
 
-class MultipleChoice(Protocol):
+class MultipleChoice(ScoringProtocol):
     """Letter logits for every question in every cyclic order of its options."""
 
     name, request, measure, blind_ok, answers = "mc", Ask, "letter_logits", True, ("A", "B")
@@ -135,7 +135,7 @@ class MultipleChoice(Protocol):
         return {"name": self.prompt_name, "template": self.template, "video_template": self.video_template}
 
 
-class LogLikelihood(Protocol):
+class LogLikelihood(ScoringProtocol):
     """Each text's log-likelihood, without the video."""
 
     name, request, measure, uses_frames = "loglik", Likelihood, "loglik_sum", False
@@ -148,10 +148,11 @@ class LogLikelihood(Protocol):
                         "n_tokens": float(a[2])} for (i, c, t), a in zip(keys, answers)], [])
 
 
-PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in (Similarity, Entailment, MultipleChoice, LogLikelihood)}
+PROTOCOLS: dict[str, type[ScoringProtocol]] = {p.name: p for p in (Similarity, Entailment, MultipleChoice,
+                                                                   LogLikelihood)}
 
 
-def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None) -> Protocol:
+def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None) -> ScoringProtocol:
     """The protocol ``name`` for ``benchmark``, with ``prompt`` (a prompt name or template) or the benchmark's own.
 
     Unknown names, and prompts given to protocols that take none, are one-line errors.

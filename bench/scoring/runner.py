@@ -46,8 +46,8 @@ class TooManyFailures(RuntimeError):
         super().__init__(f"{what} of the {summary.items} items failed; the run is stored in {out}")
 
 
-def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
-    """Score ``config.source`` with ``config.model``; returns the run folder. ``frames``: a cache of decoded clips
+def score(config: ScoreConfig, frame_cache: FrameCache | None = None) -> Path:
+    """Score ``config.source`` with ``config.model``; returns the run folder. ``frame_cache``: decoded clips
     to share with other runs (runs asking the same clips with the same frame policy and size decode them once);
     default: one for this run.
 
@@ -64,7 +64,7 @@ def score(config: ScoreConfig, frames: FrameCache | None = None) -> Path:
         try:
             if complete:
                 return _finished(config, plan.out, ranks)
-            return _score(config, plan, ranks, group, lock, frames if frames is not None else FrameCache())
+            return _score(config, plan, ranks, group, lock, frame_cache if frame_cache is not None else FrameCache())
         finally:
             if lock is not None:
                 lock.release()
@@ -150,7 +150,7 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
         try:
             for chunk in decoded_chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size, cache,
                                         workers, backend.encode):
-                videos = ChunkVideos(chunk.items, chunk.frames, frame_policy, config.decoder, size, chunk.encoded)
+                videos = ChunkVideos(chunk.items, chunk.decoded, frame_policy, config.decoder, size, chunk.encoded)
                 backend.reset()
                 if not checked and chunk.items:
                     check_backend(backend, protocol, chunk.items, videos, plan.blind, batch_size)

@@ -2,6 +2,7 @@
 score-table schemas."""
 
 from bench.store.lock import RunLock, RunLockedError
-from bench.store.run import ChunkWriter, Run, RunMismatch, RunWriter, read_run, run_folders
+from bench.store.run import ChunkWriter, Run, RunMismatch, RunWriter, read_manifest, read_run, run_folders
 
-__all__ = ["ChunkWriter", "Run", "RunLock", "RunLockedError", "RunMismatch", "RunWriter", "read_run", "run_folders"]
+__all__ = ["ChunkWriter", "Run", "RunLock", "RunLockedError", "RunMismatch", "RunWriter", "read_manifest", "read_run",
+           "run_folders"]

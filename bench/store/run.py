@@ -62,28 +62,27 @@ COMPACT_EVERY = 256     # loose chunks (four small files each) a running run gat
 
 @dataclass
 class Run:
-    """A stored run: its folder, manifest and score tables (``frames``: the ``scored`` table)."""
+    """A stored run: its folder, manifest and tables (``scored``: which items each chunk covered, on which frames)."""
 
     path: Path
-    manifest: dict
+    manifest: Manifest
     pair: pd.DataFrame
     choice: pd.DataFrame
     failures: pd.DataFrame
-    frames: pd.DataFrame | None = None
+    scored: pd.DataFrame | None = None
     _items: list[Item] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def label(self) -> str:
         """The run's short name for tables: the manifest's ``name``, else its folder name."""
-        return str(self.manifest.get("name") or Path(str(self.path)).name)
+        return str(self.manifest.name or Path(str(self.path)).name)
 
     def items(self) -> list[Item]:
         """The items the run was asked to score: stored in the run folder, or (runs written before items were
         stored) read again from the annotation files its manifest names. Read once; each call returns a new list."""
         if self._items is None:
             stored = Path(self.path) / ITEMS
-            self._items = (read_items(stored) if stored.is_file()
-                           else Manifest.from_dict(self.manifest).source.load().items)
+            self._items = read_items(stored) if stored.is_file() else self.manifest.source.load().items
         return list(self._items)
 
 
@@ -158,6 +157,11 @@ def run_folders(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
+def read_manifest(folder: str | Path) -> Manifest:
+    """The manifest of the run folder ``folder`` (any version's: see :meth:`bench.config.Manifest.from_dict`)."""
+    return Manifest.from_dict(json.loads((Path(folder) / MANIFEST).read_text()))
+
+
 def read_run(path: str | Path) -> Run:
     """A run's manifest and score tables (compacted and complete chunks); a folder without a manifest is a clear
     error."""
@@ -167,7 +171,7 @@ def read_run(path: str | Path) -> Run:
         raise FileNotFoundError(f"{folder}: no such run folder")
     if not manifest_path.is_file():
         raise FileNotFoundError(f"{folder}: not a run folder (no {MANIFEST})")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = read_manifest(folder)
     _, _, tables = _tables(folder)
     return Run(folder, manifest, _pandas(tables["pair"]), _pandas(tables["choice"]), _pandas(tables["failures"]),
                _pandas(tables["scored"]))
@@ -196,15 +200,15 @@ class ChunkWriter:
         self.written: set[int] = set()
 
     def write_chunk(self, chunk: int, item_ids: Iterable[str], pair: Iterable[dict], choice: Iterable[dict],
-                    failures: Iterable[dict], frames: dict[str, dict[str, list[int]]] | None = None,
+                    failures: Iterable[dict], frame_indices: dict[str, dict[str, list[int]]] | None = None,
                     notes: dict[str, list[str]] | None = None) -> list[str]:
         """Store chunk ``chunk``: its items' score rows, failures, the frame indices used (``{item: {clip: [...]}}``,
         clip keys like ``"0"`` or ``"0+1"`` for joined clips) and the frame notes, all at once. Returns the ids."""
         if chunk in self.written:
             raise ValueError(f"chunk {chunk} was already written by this writer")
         ids = list(item_ids)
-        frames, notes = frames or {}, notes or {}
-        scored = pd.DataFrame({"item_id": ids, "frames": [json.dumps(frames.get(i, {})) for i in ids],
+        used, notes = frame_indices or {}, notes or {}
+        scored = pd.DataFrame({"item_id": ids, "frames": [json.dumps(used.get(i, {})) for i in ids],
                                "notes": [json.dumps(notes.get(i, [])) for i in ids], "chunk": chunk,
                                "launch": self.launch, "rank": self.rank})
         tables = {"pair": pair_frame(pair), "choice": choice_frame(choice), "failures": failure_frame(failures),
@@ -232,15 +236,15 @@ class RunMismatch(ValueError):
 
 
 def check_resumable(path: str | Path, manifest: Manifest, items: Sequence[Item], *,
-                    unknown: Iterable[str] = ()) -> dict | None:
+                    unknown: Iterable[str] = ()) -> Manifest | None:
     """Raise :class:`RunMismatch` when the run stored in ``path`` cannot be resumed with ``manifest`` and ``items``:
     its manifest's identity (:meth:`bench.config.Manifest.identity`) or its stored items differ. Identity fields in
     ``unknown`` are not compared (the runner checks before the model loads, when the model's revision may not be
-    known yet). Returns the stored manifest's entries, or None when no run is stored there."""
+    known yet). Returns the stored manifest, or None when no run is stored there."""
     path = Path(path)
-    stored = json.loads((path / MANIFEST).read_text()) if (path / MANIFEST).is_file() else None
+    stored = read_manifest(path) if (path / MANIFEST).is_file() else None
     if stored is not None:
-        theirs, ours = Manifest.from_dict(stored).identity(), manifest.identity()
+        theirs, ours = stored.identity(), manifest.identity()
         changed = [k for k in ours if k not in set(unknown) and theirs.get(k) != ours[k]]
         if changed:
             raise RunMismatch(f"{path}: the stored run differs in {changed}; it cannot be resumed with these settings "
@@ -286,12 +290,13 @@ class RunWriter:
             raise FileExistsError(f"{self.path}: a run is already stored here (resume it, or choose another --out)")
         stored = check_resumable(self.path, manifest, items)
         if stored is not None:
-            manifest.created = Manifest.from_dict(stored).created
-            launches = list(stored.get("launches", []))
-            if stored.get("chunk_size") and stored["chunk_size"] != chunk_size:
-                self.notes.append(f"{self.path}: keeping the run's chunk size {stored['chunk_size']} (asked "
-                                  f"{chunk_size}), so that its chunks stay where they are")
-                chunk_size = stored["chunk_size"]
+            manifest.created = stored.created
+            launches = list(stored.extra.get("launches", []))
+            kept = stored.extra.get("chunk_size")
+            if kept and kept != chunk_size:
+                self.notes.append(f"{self.path}: keeping the run's chunk size {kept} (asked {chunk_size}), so that "
+                                  "its chunks stay where they are")
+                chunk_size = kept
         self.chunk_size = chunk_size
         self.order = [it.item_id for it in items]
         for table in TABLES:
@@ -374,14 +379,14 @@ class RunWriter:
         return self.order.index(item_id) // self.chunk_size
 
     def write_chunk(self, item_ids: Iterable[str], pair: Iterable[dict], choice: Iterable[dict],
-                    failures: Iterable[dict], frames: dict[str, dict[str, list[int]]] | None = None,
+                    failures: Iterable[dict], frame_indices: dict[str, dict[str, list[int]]] | None = None,
                     notes: dict[str, list[str]] | None = None, *, chunk: int | None = None) -> None:
         """Store one chunk (see :meth:`ChunkWriter.write_chunk`); ``chunk`` defaults to the chunk of its first
         item."""
         ids = list(item_ids)
         if chunk is None:
             chunk = self.chunk_of(ids[0]) if ids else 0
-        self.done.update(self.chunks.write_chunk(chunk, ids, pair, choice, failures, frames, notes))
+        self.done.update(self.chunks.write_chunk(chunk, ids, pair, choice, failures, frame_indices, notes))
 
     def finish(self, expected: Iterable[str] | None = None, **extra: Any) -> None:
         """Compact the run, record which rank of which launch scored each chunk, mark the run complete (with any

@@ -22,7 +22,7 @@
 
 ``failures`` table: item_id, stage, reason; items that could not be scored, never silently dropped.
 
-``scored`` table (the run's bookkeeping, ``Run.frames``): one row per item a chunk covers, scored or failed.
+``scored`` table (the run's bookkeeping, ``Run.scored``): one row per item a chunk covers, scored or failed.
     item_id  str
     frames   str    JSON ``{clip key: [frame indices]}`` the item was scored on (``"0"``, ``"0+1"`` for joined clips)
     notes    str    JSON list of frame notes (a clip shorter than the policy asks, a window clipped...)

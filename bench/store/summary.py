@@ -56,7 +56,7 @@ def summarize(run: Run) -> RunSummary:
     per_item = failures.drop_duplicates(["item_id", "reason"]) if len(failures) else failures
     reasons = Counter(per_item["reason"]) if len(per_item) else Counter()
     failed = set(failures["item_id"]) if len(failures) else set()
-    stored = set(run.frames["item_id"]) if run.frames is not None and len(run.frames) else set()
+    stored = set(run.scored["item_id"]) if run.scored is not None and len(run.scored) else set()
     with_scores = set(run.pair["item_id"]) | set(run.choice["item_id"])
-    items = int(run.manifest.get("n_items") or len(stored | with_scores | failed))
+    items = int(run.manifest.n_items or len(stored | with_scores | failed))
     return RunSummary(items, len(with_scores - failed), len(failed), dict(reasons.most_common()))

@@ -17,16 +17,13 @@ LOG = "study.log"
 def complete(config) -> bool:
     """Whether ``config``'s run folder holds a complete run scored with these settings (a stored run scored with
     others is a one-line error naming the folder: the study does not overwrite it)."""
-    import json
-
     from bench.scoring.plan import check_stored_run
-    from bench.store.run import MANIFEST
+    from bench.store.run import MANIFEST, read_manifest
 
-    manifest = Path(config.out) / MANIFEST
-    if not manifest.is_file():
+    if not (Path(config.out) / MANIFEST).is_file():
         return False
     check_stored_run(config)
-    return json.loads(manifest.read_text()).get("status") == "complete"
+    return read_manifest(config.out).status == "complete"
 
 
 def run_study(study: Study, *, progress: bool = True) -> list[Path]:
@@ -36,7 +33,7 @@ def run_study(study: Study, *, progress: bool = True) -> list[Path]:
     from bench.scoring.runner import score
 
     study.runs.mkdir(parents=True, exist_ok=True)
-    frames = FrameCache()
+    frame_cache = FrameCache()
     paths = []
     total = len(study.configs)
     with open(study.runs / LOG, "a") as log:
@@ -48,7 +45,7 @@ def run_study(study: Study, *, progress: bool = True) -> list[Path]:
                 resumed = (Path(config.out) / "manifest.json").is_file()
                 print(f"{where}: {'resuming' if resumed else 'scoring'} into {config.out}", flush=True)
                 with contextlib.redirect_stderr(log if not progress else sys.stderr):
-                    score(dataclasses.replace(config, progress=progress), frames)
+                    score(dataclasses.replace(config, progress=progress), frame_cache)
             paths.append(Path(config.out))
     return paths
 

@@ -199,7 +199,7 @@ def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths
                 folders[out] = run
                 configs.append(ScoreConfig(
                     known[bench_name].source, model, family=family, protocol=table.get("protocol"),
-                    frames=table.get("frames", "uniform:k=8"), prompt=table.get("prompt"),
+                    frame_policy=table.get("frames", "uniform:k=8"), prompt=table.get("prompt"),
                     batch_size=_typed(f"{where} batch_size", table.get("batch_size", 8), int, "an integer"),
                     device=table.get("device", "auto"), dtype=table.get("dtype", "auto"), out=out, limit=limit,
                     spread=_typed(f"{where} spread", table.get("spread", False), bool, "true or false"),

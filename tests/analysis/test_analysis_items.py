@@ -10,6 +10,7 @@ import pytest
 
 from bench.analysis.items import (agreement_matrix, compare_runs, disagreements, item_outcomes, item_table,
                                   label_difficulty, pair_table)
+from bench.config import Manifest
 from bench.items import Clip, Item
 from bench.metrics.intervals import clopper_pearson, holm, mcnemar_test
 from bench.store.run import Run
@@ -26,8 +27,8 @@ def _items(n: int = 24, benchmark: str = "vitatecs") -> list[Item]:
 def _run(name: str, right: dict[str, bool], items: list[Item], benchmark: str = "vitatecs") -> Run:
     rows = [{"item_id": item_id, "clip": 0, "text": t, "score": (0.9 if (t == 0) == ok else 0.1)}
             for item_id, ok in right.items() for t in (0, 1)]
-    run = Run(Path(name), {"benchmark": benchmark, "measure": "similarity", "name": name}, pair_frame(rows),
-              choice_frame([]), failure_frame([]))
+    manifest = Manifest.from_dict({"benchmark": benchmark, "measure": "similarity", "name": name})
+    run = Run(Path(name), manifest, pair_frame(rows), choice_frame([]), failure_frame([]))
     run._items = items
     return run
 

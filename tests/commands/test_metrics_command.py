@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 import pytest
 
@@ -156,3 +157,15 @@ def test_an_unknown_tie_policy_is_one_line_naming_every_policy(tmp_path, capsys)
     assert main(["metrics", str(tmp_path), "--ties", "lenient"]) == 2
     err = capsys.readouterr().err
     assert "'lenient'" in err and all(p in err for p in TIES) and err.count("\n") == 1
+
+
+def test_the_ties_help_names_every_tie_policy_and_the_default():
+    """The help spells the policies (importing the metrics for ``--help`` would cost seconds): it must name each of
+    :data:`~bench.metrics.ties.TIES`, and the default, and no other."""
+    from bench.metrics.ties import TIES
+
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    cli.register(subparsers)
+    ties = next(a for a in subparsers.choices["metrics"]._actions if "--ties" in a.option_strings)
+    named = re.findall(r"(\w+) \(", ties.help.split(":", 1)[1])
+    assert sorted(named) == sorted(TIES) and f"{DEFAULT_TIES} (each benchmark's released code, default)" in ties.help

@@ -6,7 +6,6 @@ import math
 import re
 
 from bench.cli import main
-from bench.config import Manifest
 from bench.devkit.perf.store import items, write_run
 from bench.store import RunWriter, read_run
 from bench.store.run import TABLES
@@ -23,9 +22,9 @@ def test_perf_store_prints_its_times(capsys):
 def test_the_generated_run_is_a_run(tmp_path):
     write_run(tmp_path / "run", 50, 8)
     loose = read_run(tmp_path / "run")
-    assert list(loose.frames["item_id"]) == [it.item_id for it in items(50)] and len(loose.pair) == 100
-    assert sorted(set(loose.frames["chunk"])) == list(range(math.ceil(50 / 8)))
-    RunWriter(tmp_path / "run", Manifest.from_dict(loose.manifest), items(50), chunk_size=8).finish()
+    assert list(loose.scored["item_id"]) == [it.item_id for it in items(50)] and len(loose.pair) == 100
+    assert sorted(set(loose.scored["chunk"])) == list(range(math.ceil(50 / 8)))
+    RunWriter(tmp_path / "run", loose.manifest, items(50), chunk_size=8).finish()
     compacted = read_run(tmp_path / "run")
-    for table in ("pair", "choice", "failures", "frames"):
+    for table in ("pair", "choice", "failures", "scored"):
         assert getattr(compacted, table).equals(getattr(loose, table))

@@ -81,14 +81,14 @@ def test_a_world_run_scored_before_its_model_was_rebuilt_is_scored_again(home, s
     model = trained_model("clip-world", home / "rebuilt", scale=TINY, progress=False)
     world = {"clip": Model(str(model), "contrastive", "similarity", limit=4)}
     first = read_run(score_world(world, sample, tmp_path / "runs", benchmarks=["vitatecs"])[0])
-    assert first.manifest["revision"].startswith("files:")
+    assert first.manifest.revision.startswith("files:")
     resumed = read_run(score_world(world, sample, tmp_path / "runs", benchmarks=["vitatecs"])[0])
-    assert resumed.manifest["revision"] == first.manifest["revision"]
+    assert resumed.manifest.revision == first.manifest.revision
     assert "scoring it again" not in capsys.readouterr().err
     assert trained_model("clip-world", home / "rebuilt", scale=TINY, seed=1, progress=False) == model  # in place
     rescored = read_run(score_world(world, sample, tmp_path / "runs", benchmarks=["vitatecs"])[0])
     assert "scoring it again" in capsys.readouterr().err
-    assert rescored.manifest["revision"] != first.manifest["revision"]
+    assert rescored.manifest.revision != first.manifest.revision
     fresh = read_run(score_world(world, sample, tmp_path / "fresh", benchmarks=["vitatecs"])[0])
     assert rescored.pair["score"].tolist() == fresh.pair["score"].tolist()  # the rebuilt model's scores, not stale
     assert rescored.pair["score"].tolist() != first.pair["score"].tolist()

@@ -27,7 +27,7 @@ def test_velociti_closed_answers(sample, tmp_path):
     preds.write_text("pos_pred,neg_pred\n" + "Yes,No\n" * (n - 1) + "Yes,Yes\n")
     run = read_run(import_run("velociti-closed", [preds], DataSource.of("velociti", s.data_path),
                        tmp_path / "run", "gemini"))
-    assert run.manifest["measure"] == "answer" and run.manifest["family"] == "import:velociti-closed"
+    assert run.manifest.measure == "answer" and run.manifest.family == "import:velociti-closed"
     assert len(run.pair) == 2 * n and list(run.pair["answer"][:2]) == ["Yes", "No"]
     table = metric_table(load("velociti", s.data_path).items, run.pair, benchmark="velociti", measure="answer")
     strict = table[(table.metric == "StrictVLE") & (table.by == "all")].iloc[0]
@@ -67,7 +67,7 @@ def test_vilma_results_json_in_every_mode(sample, tmp_path):
     ppl = read_run(import_run("vilma", [results], DataSource.of("vilma", ann),
                        tmp_path / "ppl", "gpt2", mode="perplexity"))
     assert list(sim.pair["score"][:2]) == [2.0, 5.0] and list(ppl.pair["score"][:2]) == [-2.0, -5.0]
-    assert ppl.manifest["measure"] == "neg_perplexity"
+    assert ppl.manifest.measure == "neg_perplexity"
     results.write_text(json.dumps({next(iter(keys)): {"scores": [1.0]}}))
     with pytest.raises(LoaderError, match="expected 2 scores"):
         import_run("vilma", [results], DataSource.of("vilma", ann), tmp_path / "bad", "clip")
@@ -85,7 +85,7 @@ def test_videocon_score_csv(sample, tmp_path):
             writer.writerow([r["videopath"], r["caption"], 0.9 if r["match"] == "1" else 0.1 * (i % 3), 0.9, 0.1])
     run = read_run(import_run("videocon", [scores], DataSource.of("videocon", data), tmp_path / "run", "owl-con",
                               video_root=s.video_root))
-    assert len(run.pair) == len(records) and run.manifest["measure"] == "p_yes"
+    assert len(run.pair) == len(records) and run.manifest.measure == "p_yes"
     table = metric_table(load("videocon", data, video_root=s.video_root).items, run.pair, benchmark="videocon")
     assert table[(table.metric == "mAP") & (table.by == "all")]["value"].iloc[0] == pytest.approx(1.0)
 
@@ -103,7 +103,7 @@ def test_vilma_main_and_proficiency_in_one_import_give_p_and_t(sample, tmp_path)
     prof = _vilma_results(tmp_path / "prof.json", keys, [3.0, 1.0])
     run = read_run(import_run("vilma", [main], DataSource.of("vilma", ann), tmp_path / "run", "clip",
                               extra_files=[prof], proficiency=[prof]))
-    assert str(prof.resolve()) in run.manifest["imported_from"]
+    assert str(prof.resolve()) in run.manifest.imported_from
     table = metric_table(run.items(), run.pair, benchmark="vilma").set_index(["metric", "by"])
     for metric in ("P", "T", "P+T"):
         row = table.loc[(metric, "all")]

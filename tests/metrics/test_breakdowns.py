@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import pytest
 
+from bench.config import Manifest
 from bench.items import Clip, Item
 from bench.metrics import breakdowns
 from bench.metrics import Settings, benchmark_outcomes, metric_table
@@ -84,7 +85,7 @@ def test_frames_sampled_and_by_frames():
     runs = []
     for name, k, right in (("eight", 8, "abc"), ("one", 1, "a")):
         pair = pair_frame([r for key in "abcd" for r in _right(key, key in right)])
-        runs.append(({"name": name, "frame_policy": {"name": "uniform", "k": k}},
+        runs.append((Manifest.from_dict({"name": name, "frame_policy": {"name": "uniform", "k": k}}),
                      metric_table(items, pair, settings=FAST)))
     table = breakdowns.by_frames(runs)
     assert table[["run", "frames", "value"]].values.tolist() == [["one", 1, 0.25], ["eight", 8, 0.75]]

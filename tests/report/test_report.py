@@ -212,7 +212,7 @@ def test_the_report_shows_offline_in_a_browser(report, chromium, tmp_path):
         assert page["outside"] == [] and page["failed"] == [] and page["errors"] == [], name
         assert page["images"] and all(page["images"]), name
         assert page["tables"] > 0, name
-    benchmarks = {read_run(r).manifest["benchmark"] for r in runs}
+    benchmarks = {read_run(r).manifest.benchmark for r in runs}
     index = seen["index.html"]
     from bench.registry import spec
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from bench.analysis.agreement import compare_pair
+from bench.config import Manifest
 from bench.items import Clip, Item
 from bench.metrics.intervals import holm
 from bench.report.compared import control_pairs, controls_section, controls_table, models_compared_section
@@ -23,9 +24,9 @@ ITEMS = [Item("vitatecs", f"i{k:02d}", "Direction", (Clip(f"v{k}.mp4"),), (f"cap
 def _run(name: str, right, model: str, frames: dict) -> Run:
     rows = [{"item_id": it.item_id, "clip": 0, "text": t, "score": 0.9 if (t == 0) == right(k) else 0.1}
             for k, it in enumerate(ITEMS) for t in (0, 1)]
-    run = Run(Path(name), {"benchmark": "vitatecs", "measure": "similarity", "name": name, "model": model,
-                           "protocol": "similarity", "prompt": {}, "frame_policy": frames}, pair_frame(rows),
-              choice_frame([]), failure_frame([]))
+    manifest = Manifest(benchmark="vitatecs", data_path=None, model=model, measure="similarity", name=name,
+                        protocol="similarity", prompt={}, frame_policy=frames)
+    run = Run(Path(name), manifest, pair_frame(rows), choice_frame([]), failure_frame([]))
     run._items = ITEMS
     return run
 

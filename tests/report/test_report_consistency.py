@@ -68,7 +68,7 @@ def built(sample, tiny, tmp_path_factory):
 
 
 def _runs_of(runs, benchmark: str) -> dict[str, object]:
-    return {r.label: r for r in runs if r.manifest["benchmark"] == benchmark}
+    return {r.label: r for r in runs if r.manifest.benchmark == benchmark}
 
 
 def _run_of(label: str, names) -> str:
@@ -101,7 +101,7 @@ class Engine:
         if by not in self.tables:
             if by == "length":
                 items = run_items(self.run)
-                outcomes = benchmark_outcomes(items, self.run.pair, self.run.choice, self.run.manifest["benchmark"])
+                outcomes = benchmark_outcomes(items, self.run.pair, self.run.choice, self.run.manifest.benchmark)
                 self.tables[by] = by_length(outcomes, items, self.edges, self.seconds, SETTINGS)
             else:
                 self.tables[by] = run_table(self.run, SETTINGS, by=[by])
@@ -112,7 +112,7 @@ class Engine:
         per-subset rates."""
         metric = name.removeprefix("Avg. ")
         outcomes = benchmark_outcomes(run_items(self.run), self.run.pair, self.run.choice,
-                                      self.run.manifest["benchmark"])
+                                      self.run.manifest.benchmark)
         subsets = sorted(set(outcomes.loc[outcomes["metric"] == metric, "subset"]))
         return pd.DataFrame([mean_of_means_row(outcomes, metric, {s: [s] for s in subsets}, name, SETTINGS)])
 
@@ -175,7 +175,7 @@ def test_the_report_counts_no_item_a_run_was_not_asked(built):
     """The runs scored every item they were asked: no report row may show a missing item."""
     runs, out = built
     assert not any(len(r.failures) for r in runs)
-    sizes = {len(r.items()) for r in runs if r.manifest["benchmark"] == "vitatecs"}
+    sizes = {len(r.items()) for r in runs if r.manifest.benchmark == "vitatecs"}
     assert len(sizes) > 1  # runs of different sizes share the VITATECS tables
     for benchmark in ("vilma", "vitatecs", "velociti", "videocon", "vinoground"):
         for path, frame in _metric_csvs(out, benchmark):
@@ -219,7 +219,7 @@ def test_the_length_bins_follow_the_data_and_add_up_to_each_runs_numbers(built, 
     assert len(frames) == 1
     frame = frames[0]
     engine = next(iter(engines.values()))
-    lengths = pd.Series([item_duration(it, engine.seconds) for r in runs if r.manifest["benchmark"] == benchmark
+    lengths = pd.Series([item_duration(it, engine.seconds) for r in runs if r.manifest.benchmark == benchmark
                          for it in r.items() if it.role == "main"]).dropna()
     edges = engine.edges
     assert edges[0] <= lengths.min() and lengths.max() < edges[-1]  # the bins cover the data, no more
@@ -242,11 +242,11 @@ def test_the_pooled_foil_type_table_is_each_runs_breakdown_by_foil_type(built):
         expected: dict[str, list[float]] = {}
         for run in (r for r in runs if r.label == label):
             table = run_table(run, SETTINGS, by=["foil_type"])
-            judged = table[(table["by"] == "foil_type") & table["metric"].isin(spec(run.manifest["benchmark"])
+            judged = table[(table["by"] == "foil_type") & table["metric"].isin(spec(run.manifest.benchmark)
                                                                               .item_score)]
-            first = [m for m in spec(run.manifest["benchmark"]).item_score if m in set(judged["metric"])]
+            first = [m for m in spec(run.manifest.benchmark).item_score if m in set(judged["metric"])]
             for r in judged.to_dict("records"):
-                if r["metric"] in first[:1] or run.manifest["benchmark"] == "videocon":  # its two kinds of item
+                if r["metric"] in first[:1] or run.manifest.benchmark == "videocon":  # its two kinds of item
                     right, n = expected.setdefault(r["subset"], [0.0, 0])
                     expected[r["subset"]] = [right + r["value"] * r["n"], n + int(r["n"])]
         assert set(rows["value"]) == set(expected), label

@@ -3,6 +3,7 @@ our runs beside the published rows, and charts that show what they are given."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -183,23 +184,23 @@ def test_unknown_figure_formats_are_refused(formats):
 
 def test_a_run_is_described_from_its_manifest_even_a_sparse_one(tmp_path):
     from bench.report.runs import describe, headline_rows, unique_labels
+    from bench.config import Manifest
     from bench.store import Run
 
     failures = pd.DataFrame({"item_id": ["a", "a", "b"], "stage": ["decode", "model", "decode"]})
-    full = Run(tmp_path / "r1", {"benchmark": "vilma", "name": "clip", "model": str(tmp_path / "models" / "clip"),
-                                 "family": "contrastive", "protocol": "similarity",
-                                 "frame_policy": {"name": "uniform", "k": 8}, "prompt": {"name": None},
-                                 "n_items": 40, "limit": 5, "versions": {"git_commit": "0123456789abcdef"},
-                                 "created": "2026-01-02T03:04:05+00:00"},
-               pd.DataFrame(), pd.DataFrame(), failures)
+    full = Run(tmp_path / "r1", Manifest.from_dict({
+        "benchmark": "vilma", "name": "clip", "model": str(tmp_path / "models" / "clip"), "family": "contrastive",
+        "protocol": "similarity", "frame_policy": {"name": "uniform", "k": 8}, "prompt": {"name": None}, "n_items": 40,
+        "limit": 5, "versions": {"git_commit": "0123456789abcdef"}, "created": "2026-01-02T03:04:05+00:00"}),
+        pd.DataFrame(), pd.DataFrame(), failures)
     row = describe(full)
     assert (row["model"], row["frames"], row["items"], row["failures"], row["commit"], row["date"]) == (
         "clip", "uniform k=8", "40 (limit 5)", 2, "0123456789", "2026-01-02 03:04")
-    imported = Run(tmp_path / "r2", {"benchmark": "vilma", "model": "gpt-4o", "measure": "answer"},
-                   pd.DataFrame(), pd.DataFrame(), pd.DataFrame(columns=["item_id"]))
+    bare = Manifest.from_dict({"benchmark": "vilma", "model": "gpt-4o", "measure": "answer"})
+    imported = Run(tmp_path / "r2", bare, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(columns=["item_id"]))
     row = describe(imported)
     assert row["run"] == "r2" and row["model"] == "gpt-4o" and row["frames"] == "" and row["failures"] == 0
-    twin = Run(tmp_path / "r3", {**full.manifest}, pd.DataFrame(), pd.DataFrame(), failures)
+    twin = Run(tmp_path / "r3", dataclasses.replace(full.manifest), pd.DataFrame(), pd.DataFrame(), failures)
     unique_labels([full, twin])
     assert full.label == "clip [r1]" and twin.label == "clip [r3]"
     metrics = metric_rows(runs=[full.label])

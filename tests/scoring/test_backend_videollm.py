@@ -279,15 +279,15 @@ def test_a_run_with_a_video_llm_stores_its_tables_and_settings(sample, tiny, tmp
 
     s = sample["vinoground"]
     source = DataSource.of("vinoground", s.data_path, s.video_root)
-    out = score(ScoreConfig(source, tiny("llava_onevision"), protocol="mc", frames="uniform:k=4",
+    out = score(ScoreConfig(source, tiny("llava_onevision"), protocol="mc", frame_policy="uniform:k=4",
                             out=tmp_path / "run", batch_size=4, limit=2, progress=False))
     run = read_run(out)
     assert len(run.choice) == 16 and run.failures.empty
-    assert run.manifest["family"] == "videollm" and run.manifest["protocol"] == "mc"
-    assert run.manifest["prompt"]["name"] == "vinoground-text"
-    assert run.manifest["details"]["reuse"] == "kv"
-    assert run.manifest["details"]["reuse_check"]["status"] == "passed"
-    assert set(run.manifest["details"]["answer_tokens"]) == {"A", "B"}
+    assert run.manifest.family == "videollm" and run.manifest.protocol == "mc"
+    assert run.manifest.prompt["name"] == "vinoground-text"
+    assert run.manifest.details["reuse"] == "kv"
+    assert run.manifest.details["reuse_check"]["status"] == "passed"
+    assert set(run.manifest.details["answer_tokens"]) == {"A", "B"}
 
 
 @pytest.mark.parametrize("family", ["qwen2vl", "llava_onevision"])

@@ -85,9 +85,9 @@ def test_runs_record_the_frame_size_and_refuse_to_resume_with_another(sample, ti
     args = ["score", "vitatecs", str(s.data_path), "--video-root", str(s.video_root), "--model", tiny("clip"),
             "--frames", "uniform:k=2", "--limit", "2", "--quiet", "--out"]
     assert main(args + [str(tmp_path / "auto")]) == 0
-    assert read_run(tmp_path / "auto").manifest["frame_size"] == {"kind": "shortest_edge", "edge": 32, "temporal": 1}
+    assert read_run(tmp_path / "auto").manifest.frame_size == {"kind": "shortest_edge", "edge": 32, "temporal": 1}
     assert main(args + [str(tmp_path / "full"), "--size", "full"]) == 0
-    assert read_run(tmp_path / "full").manifest["frame_size"] is None
+    assert read_run(tmp_path / "full").manifest.frame_size is None
     assert main(args + [str(tmp_path / "auto"), "--size", "full"]) == 2
     assert "differs in ['frame_size']" in capsys.readouterr().err
 

@@ -82,7 +82,7 @@ def _same_rows(one, other):
     for table in ("pair", "choice", "failures"):
         pd.testing.assert_frame_equal(getattr(one, table), getattr(other, table), check_exact=True)
     columns = ["item_id", "frames", "notes", "chunk"]
-    pd.testing.assert_frame_equal(one.frames[columns], other.frames[columns], check_exact=True)
+    pd.testing.assert_frame_equal(one.scored[columns], other.scored[columns], check_exact=True)
 
 
 @pytest.mark.slow
@@ -101,7 +101,7 @@ def test_two_ranks_store_the_run_one_process_stores(sample, tiny, tmp_path):
     n = len(DataSource.of("velociti", s.data_path, videos).load())
     assert out.count("run stored in") == 1 and err.count(f"scoring {n} items") == 1, "rank 0 alone speaks"
     single = score(ScoreConfig(DataSource.of("velociti", s.data_path, videos), model, chunk_size=2,
-                               frames="uniform:k=4", out=tmp_path / "single", progress=False))
+                               frame_policy="uniform:k=4", out=tmp_path / "single", progress=False))
     ranks, one = read_run(tmp_path / "ranks"), read_run(single)
     assert len(ranks.failures) and set(ranks.failures["stage"]) == {"frames"}, "a rank records failures as ever"
     _same_rows(ranks, one)
@@ -109,11 +109,12 @@ def test_two_ranks_store_the_run_one_process_stores(sample, tiny, tmp_path):
     pd.testing.assert_frame_equal(run_table(ranks, settings).drop(columns="run"),
                                   run_table(one, settings).drop(columns="run"))
     m = ranks.manifest
-    assert m["status"] == "complete" and m["world_size"] == 2 and len(m["launches"][0]["ranks"]) == 2
-    by_rank = m["launches"][0]["chunks"]
+    launch = m.extra["launches"][0]
+    assert m.status == "complete" and m.extra["world_size"] == 2 and len(launch["ranks"]) == 2
+    by_rank = launch["chunks"]
     chunks = [str(c) for c in range(-(-n // 2))]  # chunks of 2 items
     assert set(by_rank) == {"0", "1"} and sorted(",".join(by_rank.values()).split(","), key=int) == chunks
-    assert sorted(set(ranks.frames["rank"])) == [0, 1]
+    assert sorted(set(ranks.scored["rank"])) == [0, 1]
     assert sorted(p.name for p in (tmp_path / "ranks" / "pair").iterdir()) == \
         [json.loads((tmp_path / "ranks" / "index.json").read_text())["tables"]["pair"]]
 
@@ -183,17 +184,17 @@ def test_killed_rank_and_killed_job_resume_with_other_world_sizes(sample, tiny, 
     _wait_gone(ranks.values())
     assert code != 0, "a killed rank fails the job"
     first = read_run(run)
-    assert first.manifest["status"] == "running" and 0 < len(first.frames) < n
+    assert first.manifest.status == "running" and 0 < len(first.scored) < n
 
     job = _launch(2, [*args, "--out", str(run)])
-    _wait_for_chunks(run, 2, job, old=[first.manifest["launches"][0]["id"]])
+    _wait_for_chunks(run, 2, job, old=[first.manifest.extra["launches"][0]["id"]])
     ranks = _rank_pids(job.pid)
     for pid in [job.pid, *ranks.values()]:     # the whole job (torchrun starts each rank in its own session)
         os.kill(pid, signal.SIGKILL)
     job.wait()
     _wait_gone(ranks.values())
     second = read_run(run)
-    assert len(first.frames) < len(second.frames) < n and second.frames["item_id"].is_unique
+    assert len(first.scored) < len(second.scored) < n and second.scored["item_id"].is_unique
 
     done = subprocess.run([sys.executable, "-m", "bench", "score", *args, "--out", str(run)], capture_output=True,
                           text=True, env=ENV, timeout=600)
@@ -202,8 +203,8 @@ def test_killed_rank_and_killed_job_resume_with_other_world_sizes(sample, tiny, 
         whole = score(ScoreConfig(DataSource.of("vitatecs", data, sample["vitatecs"].video_root), tiny("gpt2"),
                                   family="textlm", chunk_size=4, batch_size=3, out=tmp_path / "whole", progress=False))
     resumed = read_run(run)
-    assert resumed.manifest["status"] == "complete" and len(resumed.frames) == n
-    assert [launch["world_size"] for launch in resumed.manifest["launches"]] == [3, 2, 1]
+    assert resumed.manifest.status == "complete" and len(resumed.scored) == n
+    assert [launch["world_size"] for launch in resumed.manifest.extra["launches"]] == [3, 2, 1]
     _same_rows(resumed, read_run(whole))
     assert not [p for p in run.rglob("*") if p.name.startswith((".", "part-"))]
 

@@ -68,7 +68,7 @@ def test_each_benchmark_default_pooling_is_recorded_and_overridable(sample, tiny
     source = DataSource.of("velociti", s.data_path, s.video_root, s.loader_options)
 
     def run(options, out):
-        folder = score(ScoreConfig(source, tiny("clip"), frames="uniform:k=2", limit=1, out=tmp_path / out,
+        folder = score(ScoreConfig(source, tiny("clip"), frame_policy="uniform:k=2", limit=1, out=tmp_path / out,
                                    progress=False, options=options))
         return json.loads((folder / "manifest.json").read_text())
 

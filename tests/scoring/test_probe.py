@@ -59,7 +59,7 @@ def test_a_probe_scores_what_the_run_stores_for_the_same_clip_texts_and_frames(m
     family, protocols = RUNS[model]
     frames = "uniform:k=4" if model == "xclip" else "uniform:k=8"
     for protocol in protocols:
-        run = read_run(score(ScoreConfig(velociti, tiny(model), family=family, protocol=protocol, frames=frames,
+        run = read_run(score(ScoreConfig(velociti, tiny(model), family=family, protocol=protocol, frame_policy=frames,
                                          limit=3, out=tmp_path / protocol, progress=False)))
         setup = run_setup(run.manifest)
         for item in run.items()[:3]:
@@ -129,15 +129,17 @@ def test_each_control_is_the_frame_policy_it_names(tiny, velociti, models):
     for name in CONTROLS:
         if name == "blind":
             continue
-        by_control = probe(tiny("xclip"), item.clips[0], item.texts, frames=base, control=name, models=models)
-        by_policy = probe(tiny("xclip"), item.clips[0], item.texts, frames=control_policy(name, base), models=models)
+        by_control = probe(tiny("xclip"), item.clips[0], item.texts, frame_policy=base, control=name, models=models)
+        by_policy = probe(tiny("xclip"), item.clips[0], item.texts, frame_policy=control_policy(name, base),
+                          models=models)
         assert by_control.scores == by_policy.scores
-        assert by_control.control == name and by_control.frames == seeded(control_policy(name, base), 0).describe()
+        assert by_control.control == name
+        assert by_control.frame_policy == seeded(control_policy(name, base), 0).describe()
     as_is, backwards = (probe(tiny("xclip"), item.clips[0], item.texts, control=c, models=models).scores
                         for c in ("as-is", "reversed"))
     assert as_is != backwards  # X-CLIP's temporal layers read the order of its frames
     blind = probe(tiny("qwen2vl"), item.clips[0], item.texts, control="blind", models=models)
-    assert blind.frames == {"name": "none"} and all(0 < s < 1 for s in blind.scores)
+    assert blind.frame_policy == {"name": "none"} and all(0 < s < 1 for s in blind.scores)
 
 
 def test_models_stay_warm_and_one_too_big_is_named_not_loaded(tiny, velociti, monkeypatch):

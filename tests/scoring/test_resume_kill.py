@@ -50,7 +50,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(sample, tiny, tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     partial = read_run(killed)
-    assert partial.manifest["status"] == "running"
+    assert partial.manifest.status == "running"
     assert 0 < len(partial.pair) < 2 * 240, "the run should have been killed partway"
 
     resumed = subprocess.run(_command(data, videos, model, killed, chunk_size=5), capture_output=True, text=True,
@@ -59,7 +59,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(sample, tiny, tmp_path):
     whole = tmp_path / "whole"
     assert subprocess.run(_command(data, videos, model, whole), capture_output=True, timeout=300).returncode == 0
     resumed, reference = _table(killed), _table(whole)
-    assert read_run(killed).manifest["status"] == "complete"
+    assert read_run(killed).manifest.status == "complete"
     assert len(resumed) == 2 * 240 and not resumed.duplicated(["item_id", "clip", "text"]).any()
     pd.testing.assert_frame_equal(resumed, reference, check_exact=True)
     assert not [p for p in killed.rglob("*") if p.name.startswith(".") or p.name.startswith("part-")]

@@ -39,8 +39,8 @@ def test_a_run_whose_items_all_fail_is_stored_and_exits_non_zero_with_its_reason
     code = main(score_args(sample, tiny, tmp_path / "run", video_root=empty))
     err = capsys.readouterr().err
     run = read_run(tmp_path / "run")
-    n = run.manifest["n_items"]
-    assert code == 1 and run.manifest["status"] == "complete" and run.manifest["failed"] == n
+    n = run.manifest.n_items
+    assert code == 1 and run.manifest.status == "complete" and run.manifest.extra["failed"] == n
     assert f"run: {n} items: 0 scored, {n} failed ({n} x no such file)" in err
     assert f"error: all of the {n} items failed; the run is stored in" in err
     assert f"{n:6d} x no such file" in err

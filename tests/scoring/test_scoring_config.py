@@ -47,11 +47,11 @@ def test_the_seed_reaches_seeded_frame_policies_unless_given():
 def test_runs_with_other_seeds_sample_other_frames(sample, tiny, tmp_path):
     found = {}
     for seed in (1, 2):
-        out = score(ScoreConfig(_source(sample, "velociti"), tiny("clip"), frames="consecutive:k=2", seed=seed,
+        out = score(ScoreConfig(_source(sample, "velociti"), tiny("clip"), frame_policy="consecutive:k=2", seed=seed,
                                 limit=2, out=tmp_path / f"seed{seed}", progress=False))
         run = read_run(out)
-        assert run.manifest["frame_policy"]["seed"] == seed and run.manifest["seed"] == seed
-        found[seed] = sorted(run.frames["frames"])
+        assert run.manifest.frame_policy["seed"] == seed and run.manifest.seed == seed
+        found[seed] = sorted(run.scored["frames"])
     assert found[1] != found[2]
 
 
@@ -62,8 +62,8 @@ def test_runs_sharing_a_frame_cache_decode_each_clip_once_with_the_same_scores(s
     for frames_policy in ("uniform:k=2", "uniform:k=2,order=reverse", "uniform:k=2"):
         for shared in (frames, None):
             out = tmp_path / f"{frames_policy}-{shared is None}-{len(runs)}"
-            runs[out.name] = read_run(score(ScoreConfig(source, tiny("clip"), frames=frames_policy, limit=3, out=out,
-                                                        progress=False), shared)).pair["score"].tolist()
+            config = ScoreConfig(source, tiny("clip"), frame_policy=frames_policy, limit=3, out=out, progress=False)
+            runs[out.name] = read_run(score(config, shared)).pair["score"].tolist()
     asked = [(clip.path, clip.start, clip.end) for it in select_items(source.load().items, 3) for clip in it.clips]
     assert frames.misses == len(set(asked)) and frames.hits == 3 * len(asked) - len(set(asked))
     values = list(runs.values())
@@ -73,7 +73,7 @@ def test_runs_sharing_a_frame_cache_decode_each_clip_once_with_the_same_scores(s
 def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):
     with pytest.raises(ValueError, match="needs frames"):
         score(ScoreConfig(_source(sample, "velociti"), str(tmp_path / "unused"), family="contrastive",
-                          frames="none", out=tmp_path / "run", progress=False))
+                          frame_policy="none", out=tmp_path / "run", progress=False))
     assert not (tmp_path / "run").exists()
 
 
@@ -92,7 +92,7 @@ def test_a_stored_run_that_cannot_be_resumed_is_refused_before_the_model_loads(s
     loads, load = [], runner.load_backend
     monkeypatch.setattr(runner, "load_backend", lambda *a, **k: loads.append(a) or load(*a, **k))
     assert read_run(score(config())).pair["score"].tolist() == first and not loads  # complete: no model loaded
-    changes = {"seed": {"seed": 1}, "limit": {"limit": 3}, "frame_policy": {"frames": "uniform:k=3"}}
+    changes = {"seed": {"seed": 1}, "limit": {"limit": 3}, "frame_policy": {"frame_policy": "uniform:k=3"}}
     for what, changed in changes.items():
         with pytest.raises(RunMismatch, match=what):
             score(config(**changed))

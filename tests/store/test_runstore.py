@@ -47,6 +47,24 @@ def test_a_runs_items_are_read_once_and_each_caller_gets_its_own_list(tmp_path, 
     assert read_run(tmp_path / "run").items() == ITEMS[::-1] and len(reads) == 2  # another read of the run reads again
 
 
+def test_a_manifest_reads_as_it_was_written_and_an_older_one_still_reads(tmp_path):
+    from bench.store import read_manifest
+
+    writer = _writer(tmp_path / "run")
+    writer.finish(seconds=1.5)
+    written = (tmp_path / "run" / "manifest.json").read_text()
+    run = read_run(tmp_path / "run")
+    assert isinstance(run.manifest, Manifest) and run.manifest.status == "complete"
+    assert run.manifest.extra["seconds"] == 1.5 and run.manifest.extra["chunk_size"] == 2
+    assert json.dumps(run.manifest.to_dict(), indent=1, sort_keys=True, default=str) == written
+    older = {k: v for k, v in json.loads(written).items() if k not in ("control", "spread", "frame_size", "model")}
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps({**older, "retired_field": [1, 2]}))
+    old = read_manifest(tmp_path / "run")
+    assert old.control is None and old.spread is False and old.model is None and old.benchmark == "vitatecs"
+    assert old.extra["retired_field"] == [1, 2] and old.to_dict()["retired_field"] == [1, 2]
+    assert read_run(tmp_path / "run").label == "run"
+
+
 def test_chunks_round_trip_compact_and_resume(tmp_path):
     run = tmp_path / "run"
     writer = _writer(run)
@@ -59,10 +77,10 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
                            for c in (0, 1)]
     writer.close()
     stored = read_run(run)
-    assert stored.manifest["status"] == "running" and list(stored.pair["item_id"]) == ["a"]
+    assert stored.manifest.status == "running" and list(stored.pair["item_id"]) == ["a"]
     assert stored.choice.loc[0, "options"] == [1, 0] and stored.choice.loc[0, "logits"] == [1.0, 2.0]
     assert stored.failures.loc[0, "reason"] == "corrupt"
-    frames = stored.frames.set_index("item_id")
+    frames = stored.scored.set_index("item_id")
     assert json.loads(frames.loc["a", "frames"]) == {"0": [1, 2]}
     assert json.loads(frames.loc["a", "notes"]) == ["window has 2 frames"]
     assert list(frames["chunk"]) == [0, 0, 1] and set(frames["launch"]) == {launch} and set(frames["rank"]) == {0}
@@ -73,7 +91,7 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     assert _files(run) == [f"{t}/compact-{json.loads((run / 'index.json').read_text())['generation']}.parquet"
                            for t in ("choice", "failures", "pair", "scored")]
     compacted = read_run(run)
-    for table in ("pair", "choice", "failures", "frames"):
+    for table in ("pair", "choice", "failures", "scored"):
         pd.testing.assert_frame_equal(getattr(compacted, table), getattr(stored, table), check_exact=True)
     again.close()
 
@@ -83,9 +101,9 @@ def test_chunks_round_trip_compact_and_resume(tmp_path):
     retry.finish()
     final = read_run(run)
     m = final.manifest
-    assert m["status"] == "complete" and m["chunk_size"] == 2 and m["world_size"] == 1
-    assert [launch["chunks"] for launch in m["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
-    assert list(final.pair["item_id"]) == ["a", "c"] and list(final.frames["item_id"]) == ["a", "b", "c"]
+    assert m.status == "complete" and m.extra["chunk_size"] == 2 and m.extra["world_size"] == 1
+    assert [launch["chunks"] for launch in m.extra["launches"]] == [{"0": "0"}, {}, {"0": "1"}]  # c was scored again
+    assert list(final.pair["item_id"]) == ["a", "c"] and list(final.scored["item_id"]) == ["a", "b", "c"]
     assert len(_files(run)) == 4
 
 
@@ -96,7 +114,7 @@ def test_half_written_chunks_are_ignored_and_dropped_on_resume(tmp_path):
     writer.close()
     pd.DataFrame({"item_id": ["c"]}).to_parquet(run / "scored" / "part-000001-ffff0000-r1.parquet")
     (run / "pair" / ".part-000001-ffff0000-r1.parquet.1234.tmp").write_bytes(b"partial")
-    assert len(read_run(run).pair) == 1 and list(read_run(run).frames["item_id"]) == ["a"]
+    assert len(read_run(run).pair) == 1 and list(read_run(run).scored["item_id"]) == ["a"]
     resumed = _writer(run)
     assert resumed.done == {"a"}
     assert not list(run.rglob("*.tmp")) and not list(run.rglob("part-*"))
@@ -139,7 +157,7 @@ class Flaky:
 
 
 class NoVideos:
-    def frames(self, refs):
+    def arrays(self, refs):
         return {ref: np.zeros((1, 2, 2, 3), np.uint8) for ref in refs}
 
 
@@ -187,9 +205,9 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     out = score(ScoreConfig(source, tiny("clip"), out=tmp_path / "run", chunk_size=2, progress=False))
     run = read_run(out)
     m = run.manifest
-    assert m["status"] == "complete" and m["frame_policy"] == {"name": "uniform", "k": 8}
-    assert m["versions"]["torch"] and m["details"]["model_class"] == "CLIPModel"
-    assert m["family"] == "contrastive" and m["protocol"] == "similarity"
+    assert m.status == "complete" and m.frame_policy == {"name": "uniform", "k": 8}
+    assert m.versions["torch"] and m.details["model_class"] == "CLIPModel"
+    assert m.family == "contrastive" and m.protocol == "similarity"
     from bench.loaders import load
 
     items = load("velociti", s.data_path, video_root=videos).items
@@ -198,7 +216,7 @@ def test_score_records_frames_failures_and_manifest(sample, tiny, tmp_path):
     assert set(run.failures["stage"]) == {"frames"}
     assert len(run.pair) == 2 * (len(items) - len(broken_items))
     assert run.pair.duplicated(["item_id", "clip", "text"]).sum() == 0
-    used = {r.item_id: json.loads(r.frames) for r in run.frames.itertuples()}
+    used = {r.item_id: json.loads(r.frames) for r in run.scored.itertuples()}
     assert all(len(v["0"]) == 8 for k, v in used.items() if k not in set(run.failures["item_id"]))
 
 
@@ -210,7 +228,7 @@ def test_score_command_passes_backend_options(sample, tiny, tmp_path):
                  "--protocol", "entail", "--frames", "uniform:k=2", "--limit", "2", "-b", "reuse=none",
                  "--out", str(tmp_path / "run"), "--quiet"]) == 0
     run = read_run(tmp_path / "run")
-    assert run.manifest["options"] == {"reuse": "none"} and len(run.pair) == 4
+    assert run.manifest.options == {"reuse": "none"} and len(run.pair) == 4
 
 
 def test_a_run_in_the_former_layout_reads_and_resumes(tmp_path):

@@ -69,7 +69,7 @@ def _dying_at(monkeypatch, step):
 
 def _check_consistent(run, complete, acknowledged=frozenset()):
     stored = read_run(run)
-    scored = list(stored.frames["item_id"])
+    scored = list(stored.scored["item_id"])
     assert len(scored) == len(set(scored)), "an item is stored twice"
     assert acknowledged <= set(scored), f"stored chunks were lost: {sorted(acknowledged - set(scored))}"
     expected = [r for i in sorted(set(scored) - {"e"}) for r in _rows(i)]
@@ -78,7 +78,7 @@ def _check_consistent(run, complete, acknowledged=frozenset()):
                                                                    for r in expected]
     assert list(stored.failures["item_id"]) == (["e"] if "e" in scored else [])
     if complete:
-        assert set(scored) == ALL and stored.manifest["status"] == "complete"
+        assert set(scored) == ALL and stored.manifest.status == "complete"
 
 
 def test_a_writer_killed_at_any_rename_or_delete_loses_and_repeats_nothing(tmp_path, monkeypatch):
@@ -200,12 +200,12 @@ def test_compaction_while_a_rank_writes_absorbs_only_complete_chunks(tmp_path):
     leader.compact()
     assert json.loads((run / "index.json").read_text())["absorbed"] == [
         f"part-00000{c}-{leader.launch}-r{r}.parquet" for c, r in ((0, 0), (1, 1))]
-    assert sorted(read_run(run).frames["item_id"]) == ["a", "b", "c", "d"]
+    assert sorted(read_run(run).scored["item_id"]) == ["a", "b", "c", "d"]
     for path in half:
         path.with_name("." + path.name + ".tmp").rename(path)
-    assert sorted(read_run(run).frames["item_id"]) == ["a", "b", "c", "d", "e"]
+    assert sorted(read_run(run).scored["item_id"]) == ["a", "b", "c", "d", "e"]
     member.close()
     leader.finish()
     final = read_run(run)
-    assert list(final.frames["item_id"]) == list("abcde") and len(final.pair) == 10
-    assert final.manifest["launches"][0]["chunks"] == {"0": "0", "1": "1-2"}
+    assert list(final.scored["item_id"]) == list("abcde") and len(final.pair) == 10
+    assert final.manifest.extra["launches"][0]["chunks"] == {"0": "0", "1": "1-2"}

@@ -23,7 +23,7 @@ EXAMPLES = PROJECT_ROOT / "examples"
 
 
 def _policy(config) -> object:
-    own = parse_policy(config.frames)
+    own = parse_policy(config.frame_policy)
     if config.control is None:
         return own
     return control_policy(config.control, own, PROTOCOLS[config.protocol].blind_ok)
@@ -32,14 +32,14 @@ def _policy(config) -> object:
 def test_the_demo_study_lists_exactly_the_demos_runs(tmp_path):
     study = read_study(EXAMPLES / "demo-study.toml", tmp_path)
     assert study.world == "full" and study.runs == tmp_path / "runs" / "sample-full"
-    models = {run: Model(f"world:{s.model}", MODELS[s.model].family, s.protocol, s.frames,
+    models = {run: Model(f"world:{s.model}", MODELS[s.model].family, s.protocol, s.frame_policy,
                          DEMO_ITEMS[MODELS[s.model].family], True) for run, s in DEMO_RUNS.items()}
     expected = world_configs(models, _sets_at(tmp_path / "sample-full"), study.runs)
     assert [(c.name, c.source, c.out) for c in study.configs] == [(c.name, c.source, c.out) for c in expected]
     for ours, theirs in zip(study.configs, expected):
         assert (ours.model, ours.family, ours.protocol, ours.limit, ours.spread) == \
             (theirs.model, theirs.family, theirs.protocol, theirs.limit, theirs.spread)
-        assert _policy(ours) == parse_policy(theirs.frames)
+        assert _policy(ours) == parse_policy(theirs.frame_policy)
 
 
 def test_the_real_benchmarks_example_covers_the_five_benchmarks_with_every_control():

@@ -43,10 +43,10 @@ def test_a_study_scores_every_run_and_control_once(sample, tiny, tmp_path, capsy
                  ("-reversed", "reversed")]}
     for folder, control in expected.items():
         manifest = read_run(runs / folder).manifest
-        assert manifest["status"] == "complete" and manifest["control"] == control
-    assert read_run(runs / "vitatecs-tiny-shuffled").manifest["frame_policy"] == {"name": "uniform", "k": 4,
+        assert manifest.status == "complete" and manifest.control == control
+    assert read_run(runs / "vitatecs-tiny-shuffled").manifest.frame_policy == {"name": "uniform", "k": 4,
                                                                                  "order": "shuffle", "seed": 0}
-    blind = read_run(runs / "vitatecs-tiny-blind").manifest["frame_policy"]
+    blind = read_run(runs / "vitatecs-tiny-blind").manifest.frame_policy
     assert {k: blind[k] for k in ("name", "mode", "blank")} == {"name": "single", "mode": "middle", "blank": True}
     capsys.readouterr()
     assert main(["study", str(path), "--no-report", "--quiet"]) == 0
@@ -87,4 +87,4 @@ def test_a_killed_study_resumes_where_it_stopped(sample, tiny, tmp_path):
     assert "[1/4] vitatecs tiny: complete, skipped" in done
     assert json.loads(first.read_text())["created"] == created
     for folder in ("vitatecs-tiny", "velociti-tiny", "vitatecs-tiny-reversed", "velociti-tiny-reversed"):
-        assert read_run(tmp_path / "runs" / folder).manifest["status"] == "complete"
+        assert read_run(tmp_path / "runs" / folder).manifest.status == "complete"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.config import DataSource, ScoreConfig
+from bench.config import DataSource, Manifest, ScoreConfig
 from bench.metrics.aggregate import ALL
 from bench.metrics.dispatch import run_table
 from bench.scoring.runner import score
@@ -41,8 +41,8 @@ def runs(sample, tiny, tmp_path_factory):
     folders = []
     for name, (model, protocol, limit, frames) in RUNS.items():
         folder = out / name.lower().replace(" ", "-").replace("/", "-")
-        score(ScoreConfig(source, tiny(model), family=FAMILIES[model], protocol=protocol, frames=frames, out=folder,
-                          limit=limit, spread=limit is not None, name=name, progress=False))
+        score(ScoreConfig(source, tiny(model), family=FAMILIES[model], protocol=protocol, frame_policy=frames,
+                          out=folder, limit=limit, spread=limit is not None, name=name, progress=False))
         folders.append(folder)
     return [read_run(f) for f in folders]
 
@@ -62,10 +62,12 @@ def test_plain_models_before_biased_copies_and_controls(runs):
     kinds = {r.label: is_control(r.manifest) for r in runs}
     assert kinds == {"biased Yes/No": True, "Qwen2-VL blind": True, "CLIP": False, "Qwen2-VL Yes/No": False,
                      "Qwen2-VL A/B": False}
-    assert is_control({"name": "X-CLIP reversed", "frame_policy": {"name": "uniform", "k": 8}})  # the demo's name
-    assert is_control({"name": "mine", "frame_policy": {"name": "uniform", "k": 8, "order": "reverse"}})
-    assert is_control({"name": "mine", "model": "/models/qwen2vl-world-biased"})
-    assert not is_control({"name": "gpt2", "family": "textlm", "frame_policy": {"name": "none"}})  # text-only
+    manifest = Manifest.from_dict
+    # the demo's name, a reversed policy, a biased model's folder; a text-only model reads no frames and is plain
+    assert is_control(manifest({"name": "X-CLIP reversed", "frame_policy": {"name": "uniform", "k": 8}}))
+    assert is_control(manifest({"name": "mine", "frame_policy": {"name": "uniform", "k": 8, "order": "reverse"}}))
+    assert is_control(manifest({"name": "mine", "model": "/models/qwen2vl-world-biased"}))
+    assert not is_control(manifest({"name": "gpt2", "family": "textlm", "frame_policy": {"name": "none"}}))
     assert [r.label for r in plain_first(runs)] == ["CLIP", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "biased Yes/No",
                                                     "Qwen2-VL blind"]
 

@@ -46,10 +46,10 @@ def viewer(runs, models, tmp_path, monkeypatch):
 
 def test_the_targets_are_the_runs_models_each_asked_as_its_run(runs):
     targets = targets_of(runs)
-    models = list(dict.fromkeys(r.manifest["model"] for r in runs))
+    models = list(dict.fromkeys(r.manifest.model for r in runs))
     assert [t.setup["model"] for t in targets] == models
     for target in targets:
-        assert target.run is not None and target.run.manifest["protocol"] in ("similarity", "entail", "loglik")
+        assert target.run is not None and target.run.manifest.protocol in ("similarity", "entail", "loglik")
         assert target.setup == run_setup(target.run.manifest)
 
 
@@ -100,7 +100,7 @@ def test_a_model_too_big_is_named_not_loaded(runs, tmp_path, monkeypatch):
 
 
 def test_stored_scores_match_texts_by_their_words(runs):
-    run = next(r for r in runs if r.manifest["protocol"] == "similarity")
+    run = next(r for r in runs if r.manifest.protocol == "similarity")
     item = run.items()[0]
     found = stored_scores(item, run, 0, [item.texts[1], "something else", item.texts[0]])
     pair = run.pair[(run.pair["item_id"] == item.item_id) & (run.pair["clip"] == 0)].set_index("text")["score"]

@@ -153,7 +153,7 @@ def test_item_list_columns_sorting_and_navigation(browser):
     groups = [c["group"] for c in browser.list.columns if c["group"]]
     assert list(dict.fromkeys(groups)) == [r.label for r in browser.run_list]
     for run in browser.run_list:
-        protocol = run.manifest["protocol"]
+        protocol = run.manifest.protocol
         title = next(c["title"] for c in browser.list.columns if c["key"] == f"correct:{run.label}")
         assert title == browser.headline[run.label] and (title.startswith("MC") == (protocol == "mc"))
         margins = browser.margins[browser.margins.run == run.label].set_index("item_id")["margin"]
@@ -179,7 +179,7 @@ def test_item_list_columns_sorting_and_navigation(browser):
     browser.flag.value = "all items"
     browser.metric.value = "StrictVLE"
     assert {c["title"] for c in browser.list.columns if c["kind"] == "correct"} == {
-        "StrictVLE" if r.manifest["measure"] == "p_yes" else browser.headline[r.label] for r in browser.run_list}
+        "StrictVLE" if r.manifest.measure == "p_yes" else browser.headline[r.label] for r in browser.run_list}
     ids = browser.ids()
     browser.list.selected = ids[1]
     browser.viewer._message(browser.viewer, {"event": "next"}, [])
@@ -208,7 +208,7 @@ def test_viewer_shows_each_run_in_words_and_numbers(browser):
     shown = {r["run"]: r for r in viewer.runs}
     assert list(shown) == [r.label for r in browser.run_list]
     for run in browser.run_list:
-        state, protocol = shown[run.label], run.manifest["protocol"]
+        state, protocol = shown[run.label], run.manifest.protocol
         metrics = {c["metric"] for c in state["correct"]}
         expected = browser.outcomes[(browser.outcomes.run == run.label) & (browser.outcomes.item_id == item_id)]
         assert [(c["metric"], c["value"]) for c in state["correct"]] == [
@@ -261,7 +261,7 @@ def test_charts_in_percent_with_titles_and_chance(browser):
     assert pd.DataFrame(spec["datasets"][name])["chance_pct"].unique() == pytest.approx(levels)
     varied = table.assign(chance=np.where(table.index % 2, 0.25, 0.5))
     assert bars_chart(varied, metric).to_dict()["layer"][2]["mark"]["type"] == "tick"
-    entail = next(r for r in browser.run_list if r.manifest["measure"] == "p_yes")
+    entail = next(r for r in browser.run_list if r.manifest.measure == "p_yes")
     from bench.metrics.velociti import entailment_points
 
     points = entailment_points(list(browser.items.values()), entail.pair)

@@ -137,7 +137,7 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
             titles = page.eval_on_selector_all(".fb-items th.fb-sortable", "c => c.map(x => x.dataset.key)")
             for run in runs:
                 assert f"correct:{run.label}" in titles and f"margin:{run.label}" in titles
-            entail = next(r for r in runs if r.manifest["protocol"] == "entail")
+            entail = next(r for r in runs if r.manifest.protocol == "entail")
             index = titles.index(f"margin:{entail.label}")
             page.locator(f".fb-items th[data-key='margin:{entail.label}']").click()
             _until(page, "the rows sorted by the entail run's margin, smallest first",
@@ -169,7 +169,7 @@ def test_explore_notebook_as_shipped(home, tmp_path, jupyterlab, chromium):
                 row = page.locator(f"tr.fb-run[data-run='{run.label}']")
                 metrics = row.locator(".fb-verdict").evaluate_all("b => b.map(x => x.dataset.metric)")
                 lines = row.locator(".fb-line").all_inner_texts()
-                protocol = run.manifest["protocol"]
+                protocol = run.manifest.protocol
                 assert metrics, f"no metric shown for {run.label}"
                 if protocol == "mc":
                     assert all(m.startswith("MC") for m in metrics)

@@ -56,16 +56,16 @@ def _timed(fn, *args) -> tuple[int, float]:
     return n, time.perf_counter() - start
 
 
-def measure(frames: int = 16, copies: int = 3, workers: int = 2) -> None:
+def measure(frame_count: int = 16, copies: int = 3, workers: int = 2) -> None:
     """Generate the videos, time both pipelines and print frames per second and the ratios."""
     with tempfile.TemporaryDirectory() as tmp:
         paths = _videos(Path(tmp), copies)
         print(f"{len(paths)} videos ({', '.join(f'{w}x{h} {s}s' for w, h, s in SHAPES)} at 30 fps), "
-              f"{frames} frames each, {workers} workers")
-        n_naive, t_naive = _timed(naive, paths, frames)
+              f"{frame_count} frames each, {workers} workers")
+        n_naive, t_naive = _timed(naive, paths, frame_count)
         cache = FrameCache()
-        n_ours, t_ours = _timed(ours, paths, frames, cache, workers)
-        n_again, t_again = _timed(ours, paths, frames, cache, workers)
+        n_ours, t_ours = _timed(ours, paths, frame_count, cache, workers)
+        n_again, t_again = _timed(ours, paths, frame_count, cache, workers)
     print(f"naive (open + seek per frame): {n_naive / t_naive:9.1f} frames/s")
     print(f"ours (batched, prefetched):    {n_ours / t_ours:9.1f} frames/s   ratio {t_naive / t_ours:6.2f}x")
     print(f"ours, second pass (cache):     {n_again / t_again:9.1f} frames/s   ratio {t_ours / t_again:6.1f}x "

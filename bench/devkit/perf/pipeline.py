@@ -115,7 +115,7 @@ def _main_side(backend, protocol, items, encoded, batch_size: int,
     return requests, seconds, concat[0]
 
 
-def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 448), frames: int = 8,
+def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 448), frame_count: int = 8,
             batch_size: int = 16, workers: int | None = None) -> list[dict]:
     """Measure each model's CPU side and print one paragraph per model; returns the numbers."""
     from bench.config import ScoreConfig
@@ -125,7 +125,7 @@ def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 44
     from bench.scoring.devices import decode_workers
     from bench.scoring.runner import score
 
-    frame_policy = policy("uniform", k=frames)
+    frame_policy = policy("uniform", k=frame_count)
     found = []
     with tempfile.TemporaryDirectory() as tmp:
         source = velociti_at_scale(Path(tmp) / "workload", copies, size)
@@ -133,7 +133,7 @@ def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 44
         clips = [((it.item_id, c), clip) for it in items for c, clip in enumerate(it.clips)]
         cores = decode_workers(workers)
         print(f"workload: VELOCITI format, {len(items)} items, {len(clips)} clips of {size[0]}x{size[1]} video, "
-              f"{frames} frames each; zero-cost models; this machine: {decode_workers(None)} cores, "
+              f"{frame_count} frames each; zero-cost models; this machine: {decode_workers(None)} cores, "
               f"{cores} decode workers end to end")
         for name in models:
             model = MODELS[name]
@@ -146,8 +146,8 @@ def measure(models: list[str], copies: int = 4, size: tuple[int, int] = (448, 44
             requests, main, concat = _main_side(backend, protocol, items, encoded, batch_size)
             start = time.perf_counter()
             score(ScoreConfig(source, zero, family=model.family, protocol=model.protocol,
-                              frames=f"uniform:k={frames}", batch_size=batch_size, device="cpu", dtype="float32",
-                              workers=workers, out=Path(tmp) / f"run-{name}", progress=False))
+                              frame_policy=f"uniform:k={frame_count}", batch_size=batch_size, device="cpu",
+                              dtype="float32", workers=workers, out=Path(tmp) / f"run-{name}", progress=False))
             end_to_end = time.perf_counter() - start
             n = len(clips)
             result = {"model": name, "clips": n, "rows": requests, "per_core": n / (decoding + encoding),

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from bench.devkit.perf.score import MODELS
+from bench.store import read_manifest
 
 BENCHMARK = "vitatecs"
 
@@ -40,13 +41,13 @@ def launch(ranks: int, args: list[str], out: Path) -> tuple[float, float]:
     took = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{ranks} rank(s) failed: {done.stderr.strip().splitlines()[-1:]}")
-    manifest = json.loads((out / "manifest.json").read_text())
-    if manifest.get("status") != "complete":
+    manifest = read_manifest(out)
+    if manifest.status != "complete":
         raise RuntimeError(f"{out}: the run did not complete")
-    return manifest["seconds"], took
+    return manifest.extra["seconds"], took
 
 
-def measure(ranks: int, items: int = 4096, frames: int = 8, batch_size: int = 16) -> None:
+def measure(ranks: int, items: int = 4096, frame_count: int = 8, batch_size: int = 16) -> None:
     """Score ``items`` items with each tiny model on 1 and on ``ranks`` ranks; print items per second and ratios."""
     from bench.devkit.tiny import tiny_model
     from bench.devkit.world import ensure_sample
@@ -56,12 +57,12 @@ def measure(ranks: int, items: int = 4096, frames: int = 8, batch_size: int = 16
     with tempfile.TemporaryDirectory() as tmp:
         sample = ensure_sample(Path(tmp) / "sample")[BENCHMARK]
         data = many_items(sample.data_path, Path(tmp) / "data", items)
-        print(f"{items} {BENCHMARK} items over the sample's videos, {frames} frames per clip, batch size "
+        print(f"{items} {BENCHMARK} items over the sample's videos, {frame_count} frames per clip, batch size "
               f"{batch_size}, one thread per rank, {os.cpu_count()} cores")
         for tiny_name, (family, protocol) in MODELS.items():
             model = str(tiny_model(tiny_name, Path(tmp) / "models"))
             args = [BENCHMARK, str(data), "--video-root", str(sample.video_root), "--model", model, "--family",
-                    family, "--protocol", protocol, "--frames", f"uniform:k={frames}", "--batch-size",
+                    family, "--protocol", protocol, "--frames", f"uniform:k={frame_count}", "--batch-size",
                     str(batch_size)]
             one, one_all = launch(1, args, Path(tmp) / "runs" / f"{tiny_name}-1")
             many, many_all = launch(ranks, args, Path(tmp) / "runs" / f"{tiny_name}-{ranks}")

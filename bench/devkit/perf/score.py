@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.config import DataSource, ScoreConfig
+from bench.config import DataSource, Manifest, ScoreConfig
 from bench.devkit.perf.gpu import BusySampler
 from bench.frames import policy, sample_frames
 from bench.store import read_run
@@ -68,7 +68,7 @@ def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: i
 
     requests = 0
     for source in sources:
-        run = score(ScoreConfig(source, model, family=family, protocol=protocol, frames=f"uniform:k={k}",
+        run = score(ScoreConfig(source, model, family=family, protocol=protocol, frame_policy=f"uniform:k={k}",
                                 batch_size=batch_size, device=device, dtype=dtype, workers=workers,
                                 options=dict(options or {}), out=out / f"{source.benchmark}-{protocol}",
                                 progress=False))
@@ -77,21 +77,21 @@ def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: i
     return requests
 
 
-def measure(frames: int = 8, batch_size: int = 16) -> None:
+def measure(frame_count: int = 8, batch_size: int = 16) -> None:
     """Time both pipelines per tiny model and print requests per second and the ratio."""
     from bench.devkit.tiny import tiny_model
     from bench.devkit.world import ensure_sample
 
     with tempfile.TemporaryDirectory() as tmp:
         sources = _sources(ensure_sample(Path(tmp) / "sample"))
-        print(f"sample suite ({', '.join(BENCHMARKS)}), {frames} frames per clip, batch size {batch_size}")
+        print(f"sample suite ({', '.join(BENCHMARKS)}), {frame_count} frames per clip, batch size {batch_size}")
         for tiny_name, (family, protocol) in MODELS.items():
             model = str(tiny_model(tiny_name, Path(tmp) / "models"))
             start = time.perf_counter()
-            n_naive = naive(family, protocol, model, sources, frames)
+            n_naive = naive(family, protocol, model, sources, frame_count)
             t_naive = time.perf_counter() - start
             start = time.perf_counter()
-            n_ours = ours(family, protocol, model, sources, frames, Path(tmp) / "runs", batch_size)
+            n_ours = ours(family, protocol, model, sources, frame_count, Path(tmp) / "runs", batch_size)
             t_ours = time.perf_counter() - start
             if n_ours != n_naive:
                 raise RuntimeError(f"{protocol}: ours scored {n_ours} requests, naive {n_naive}")
@@ -111,7 +111,7 @@ def _busy(sampler: BusySampler) -> str:
     return "   -" if sampler.fraction is None else f"{sampler.fraction:4.0%}"
 
 
-def _scores(folder: Path) -> tuple[pd.Series, dict]:
+def _scores(folder: Path) -> tuple[pd.Series, Manifest]:
     """A run's pair scores indexed by (item, clip, text), and its manifest."""
     found = read_run(folder)
     return found.pair.set_index(["item_id", "clip", "text"])["score"].sort_index(), found.manifest
@@ -135,7 +135,7 @@ def _preferred(scores: pd.Series) -> pd.Series:
     return scores.groupby(level=["item_id", "clip"]).idxmax()
 
 
-def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "auto", frames: int = 8,
+def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "auto", frame_count: int = 8,
                       batch_sizes: tuple[int, ...] = (16,), copies: int = 20, size: tuple[int, int] = (448, 448),
                       workers: tuple[int | None, ...] = (None,), fp32_check: bool = False,
                       options: dict | None = None, overrides: dict | None = None,
@@ -153,7 +153,7 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
     found = []
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         source = velociti_at_scale(Path(tmp) / "workload", copies, size)
-        print(f"workload: VELOCITI format, {copies} copies ({size[0]}x{size[1]} video), {frames} frames per clip, "
+        print(f"workload: VELOCITI format, {copies} copies ({size[0]}x{size[1]} video), {frame_count} frames per clip, "
               f"{device} ({dtype}); times include loading the model", flush=True)
         for name in models:
             model = MODELS[name]
@@ -161,7 +161,7 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
             folder = str(save(name, Path(tmp) / "models" / name, device, torch_dtype(dtype, device),
                               (overrides or {}).get(name)))
             print(f"{name:14s} built and saved in {time.perf_counter() - start:.1f} s; naive loop next", flush=True)
-            n_naive, t_naive, busy_naive = _timed(naive, model.family, model.protocol, folder, [source], frames,
+            n_naive, t_naive, busy_naive = _timed(naive, model.family, model.protocol, folder, [source], frame_count,
                                                   device=device, dtype=dtype)
             print(f"{name:14s} {model.protocol:10s} naive {n_naive / t_naive:7.1f} rows/s "
                   f"(GPU busy {_busy(busy_naive)})", flush=True)
@@ -169,7 +169,7 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
             for batch_size in batch_sizes:
                 for count in workers:
                     runs = Path(tmp) / "runs" / f"{name}-b{batch_size}-w{count}"
-                    n_ours, t_ours, busy = _timed(ours, model.family, model.protocol, folder, [source], frames,
+                    n_ours, t_ours, busy = _timed(ours, model.family, model.protocol, folder, [source], frame_count,
                                                   runs, batch_size, device=device, dtype=dtype, workers=count,
                                                   options=options)
                     if n_ours != n_naive:
@@ -185,13 +185,13 @@ def measure_realistic(models: list[str], device: str = "cuda", dtype: str = "aut
                           f"{result['ratio']:5.2f}x", flush=True)
                     if busy.reason:
                         print(f"  {busy.reason}")
-            check = _scores(first)[1].get("details", {}).get("reuse_check")
+            check = _scores(first)[1].details.get("reuse_check")
             if check:
                 rest = ", ".join(f"{k} {v}" for k, v in check.items() if k != "status")
                 print(f"{name:14s} KV-reuse self-check: {check['status']} ({rest})", flush=True)
             if fp32_check and torch_dtype(dtype, device) != torch_dtype("float32", device):
                 high = Path(tmp) / "runs" / f"{name}-fp32"
-                ours(model.family, model.protocol, folder, [source], frames, high, batch_sizes[0], device=device,
+                ours(model.family, model.protocol, folder, [source], frame_count, high, batch_sizes[0], device=device,
                      dtype="float32", workers=workers[0], options=options)
                 agreement = _fp32_agreement(first, high / f"{source.benchmark}-{model.protocol}")
                 found[-1]["fp32"] = agreement

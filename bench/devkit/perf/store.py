@@ -89,7 +89,7 @@ def measure(n: int = 100_000, chunk_size: int = 8) -> None:
         stored = items(n)
         loose, *loose_time = _timed(lambda: read_run(folder))
         print(line.format("read_run of the loose chunks", *loose_time))
-        manifest = Manifest.from_dict(loose.manifest)
+        manifest = loose.manifest
         writer, *took = _timed(lambda: RunWriter(folder, manifest, stored, chunk_size=chunk_size))
         writer.finish()
         print(line.format("open the loose run (compacts it)", *took))
@@ -98,7 +98,7 @@ def measure(n: int = 100_000, chunk_size: int = 8) -> None:
         compacted, *compact_time = _timed(lambda: read_run(folder))
         print(line.format("read_run of the compacted run", *compact_time)
               + f"   ratio {loose_time[0] / compact_time[0]:6.1f}x")
-        if len(compacted.pair) != len(loose.pair) or len(compacted.frames) != n:
+        if len(compacted.pair) != len(loose.pair) or len(compacted.scored) != n:
             raise RuntimeError("compaction changed the rows")
         _, *took = _timed(compacted.items)
         print(line.format("its items (items.parquet)", *took))

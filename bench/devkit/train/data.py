@@ -17,7 +17,7 @@ from bench.devkit.world.split import Split
 from bench.frames import FrameError, policy, prefetch, sample_frames, sample_joined
 from bench.items import Clip
 
-FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frames' default, and X-CLIP's num_frames
+FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frame_policy's default, and X-CLIP's num_frames
 STYLES = (str, sentence)  # as the benchmarks' files write a caption: as is, or in sentence case with a full stop
 TIME_FOILS = ("order", "direction", "state")  # foil types only a model that sees the order of frames can reject
 GENERIC_CLAIMS = ("presence", "shapes")  # claims of what is there and how many: true of many clips besides their own

@@ -28,7 +28,7 @@ class Model:
     path: str
     family: str
     protocol: str
-    frames: str = "uniform:k=8"
+    frame_policy: str = "uniform:k=8"
     limit: int | None = None
     spread: bool = False
 
@@ -48,7 +48,7 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
             s = suite[name]
             source = DataSource.of(name, s.data_path, s.video_root, s.loader_options)
             configs.append(ScoreConfig(source, model.path, family=model.family, protocol=model.protocol,
-                                       frames=model.frames, out=Path(out) / f"{name}-{folder_name(run)}",
+                                       frame_policy=model.frame_policy, out=Path(out) / f"{name}-{folder_name(run)}",
                                        limit=model.limit, spread=model.spread, name=run, progress=progress))
     return configs
 
@@ -65,7 +65,7 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
     from bench.scoring.runner import score
     from bench.store import RunMismatch
 
-    frames = FrameCache()
+    frame_cache = FrameCache()
     configs = progress_bar(iterable=world_configs(models, suite, out, benchmarks=benchmarks, progress=progress),
                            desc="scoring", unit="run", disable=not bar)
     paths = []
@@ -75,11 +75,11 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
         for config in configs:
             configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
             try:
-                paths.append(Path(score(config, frames)))
+                paths.append(Path(score(config, frame_cache)))
             except RunMismatch as stale:
                 print(f"{stale}: scoring it again", file=sys.stderr)
                 shutil.rmtree(config.out)
-                paths.append(Path(score(config, frames)))
+                paths.append(Path(score(config, frame_cache)))
     return paths
 
 
@@ -92,7 +92,7 @@ def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
     rows: dict[tuple[str, str], list[np.ndarray]] = {}
     for path in paths:
         stored = read_run(path)
-        protocol = stored.manifest.get("protocol")
+        protocol = stored.manifest.protocol
         if protocol == "entail":
             score = stored.pair["score"].dropna().to_numpy(float)
             rows.setdefault((stored.label, "P(Yes)"), []).append(score)
