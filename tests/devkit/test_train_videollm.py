@@ -88,8 +88,22 @@ def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and
         assert {answer for _, answer, _ in both} == {"A", "B"}
         assert both[0][2] == both[1][2][::-1]
         for question, answer, options in both:
-            assert options["AB".index(answer)] == "a red square moves left"
-            assert all(o.rstrip(".").lower() in question.lower() for o in options)
+            assert options["AB".index(answer)].rstrip(".").lower() == "a red square moves left"
+            assert all(o in question for o in options)  # the options as the question shows them
     three = _choices(rng, ["x", "y", "z"])
     assert [options for *_, options in three][0] == three[1][2][::-1]
     assert all(options["ABC".index(answer)] == "x" for _, answer, options in three)
+
+
+def test_an_options_end_is_the_position_of_its_last_token(tiny):
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    questions = Questions(backend.processor)
+    video, = video_tokens(backend.model, video_inputs(backend.processor, _clips(1)))
+    for seed in range(6):
+        question, _, options = _choices(np.random.default_rng(seed), ["a red circle moves left", "a blue square"])[0]
+        ids = questions.ids(question, video.grid[0])
+        ends = questions.ends(question, video.grid[0], options)
+        assert ends[0] < ends[1] < len(ids) - 1
+        for end, option in zip(ends, options):
+            assert questions.tokenizer.decode(ids[:end + 1]).endswith(option)
+            assert not questions.tokenizer.decode(ids[:end]).endswith(option)

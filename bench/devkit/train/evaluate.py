@@ -120,8 +120,8 @@ def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
     table = []
     for path in paths:
         run = read_run(path)
-        benchmark = run.manifest.get("benchmark")
-        if run.manifest.get("protocol") != "mc" or benchmark not in BOTH_ORDERS:
+        benchmark = run.manifest.benchmark
+        if run.manifest.protocol != "mc" or benchmark not in BOTH_ORDERS:
             continue
         outcomes = benchmark_outcomes(list(run.items()), run.pair, run.choice, benchmark=benchmark)
         right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "value"]

@@ -12,6 +12,7 @@ PIXELS = 32  # CLIP and X-CLIP frames (the 128-px world scaled by 4: a shape is 
 QWEN_PIXELS = 84  # Qwen2-VL frames: 6 x 6 patches of 14 px, 3 x 3 tokens per pair of frames
 TEXT_POSITIONS = 48  # CLIP pads every text to this; the world's longest sentence has about 30 tokens
 WIDTH = 64
+QWEN_LAYERS = 4  # three to read a caption against the video (as Yes/No asks), one more to compare two options' answers
 
 
 def clip_tokenizer(folder: Path):
@@ -69,7 +70,7 @@ def qwen_tokenizer(corpus: list[str]):
 
 
 def build_qwen2vl(tokenizer, frames: int):
-    """An untrained Qwen2-VL (2-block vision tower, 3-layer decoder with M-RoPE over time, height and width) for clips
+    """An untrained Qwen2-VL (2-block vision tower, 4-layer decoder with M-RoPE over time, height and width) for clips
     of ``frames`` frames, and its processor. Its temporal patch holds all the clip's frames: Qwen2-VL's tower attends
     only within a temporal patch (real checkpoints: two frames), and a tower this small, trained for seconds, must
     see the whole clip at once to tell its order."""
@@ -79,7 +80,7 @@ def build_qwen2vl(tokenizer, frames: int):
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIAL}
     config = Qwen2VLConfig(
         text_config={"vocab_size": len(tokenizer), "hidden_size": WIDTH, "intermediate_size": 2 * WIDTH,
-                     "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_hidden_layers": QWEN_LAYERS, "num_attention_heads": 4, "num_key_value_heads": 2,
                      "max_position_embeddings": 4096, "bos_token_id": ids["<|endoftext|>"],
                      "eos_token_id": ids["<|im_end|>"],
                      "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 10000.0}},

@@ -69,8 +69,11 @@ def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The child: build the requested models in this process."""
+    """The child: build the requested models in this process (transformers' own bars hidden, as in the parent)."""
     from bench.devkit.train.build import Scale, trained_models
+    from bench.scoring.console import quiet_library_bars
+
+    quiet_library_bars()
 
     request = json.loads((argv if argv is not None else sys.argv[1:])[0])
     trained_models(request["names"], request["home"], seed=request["seed"], scale=Scale(**request["scale"]),
