@@ -2,6 +2,7 @@
 "What the demo shows" table written with each lesson as a range over the seeds beside the default seed's value.
 
     python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
+                                   [--readme README.md]
 
 Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
 the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world is
@@ -33,21 +34,21 @@ class Lesson:
 
 
 LESSONS = [
-    Lesson("X-CLIP sees order", "X-CLIP", foil="order"),
-    Lesson("X-CLIP sees state changes", "X-CLIP", foil="state"),
-    Lesson("X-CLIP sees actors", "X-CLIP", foil="actor"),
-    Lesson("X-CLIP with reversed frames falls below chance on order", "X-CLIP reversed", foil="order"),
-    Lesson("CLIP is at chance on order", "CLIP", foil="order"),
-    Lesson("CLIP sees colours", "CLIP", foil="attribute"),
-    Lesson("Qwen2-VL Yes/No sees order", "Qwen2-VL Yes/No", foil="order"),
-    Lesson("Qwen2-VL Yes/No sees state changes", "Qwen2-VL Yes/No", foil="state"),
-    Lesson("Qwen2-VL Yes/No sees actors", "Qwen2-VL Yes/No", foil="actor"),
-    Lesson("Qwen2-VL A/B right in both orders (VITATECS, VELOCITI; chance 25 %)", "Qwen2-VL A/B", measure=BOTH),
-    Lesson("Qwen2-VL A/B answers A (share)", "Qwen2-VL A/B", measure="share A"),
-    Lesson("Qwen2-VL blind A/B right in both orders (no frames)", "Qwen2-VL blind A/B", measure=BOTH),
+    Lesson("X-CLIP, accuracy on `order`", "X-CLIP", foil="order"),
+    Lesson("X-CLIP, accuracy on `state`", "X-CLIP", foil="state"),
+    Lesson("X-CLIP, accuracy on `actor`", "X-CLIP", foil="actor"),
+    Lesson("X-CLIP with reversed frames, accuracy on `order`", "X-CLIP reversed", foil="order"),
+    Lesson("CLIP, accuracy on `order`", "CLIP", foil="order"),
+    Lesson("CLIP, accuracy on `attribute` (colours)", "CLIP", foil="attribute"),
+    Lesson("Qwen2-VL Yes/No, accuracy on `order`", "Qwen2-VL Yes/No", foil="order"),
+    Lesson("Qwen2-VL Yes/No, accuracy on `state`", "Qwen2-VL Yes/No", foil="state"),
+    Lesson("Qwen2-VL Yes/No, accuracy on `actor`", "Qwen2-VL Yes/No", foil="actor"),
+    Lesson("Qwen2-VL A/B, right in both orders (VITATECS, VELOCITI; chance 25 %)", "Qwen2-VL A/B", measure=BOTH),
+    Lesson("Qwen2-VL A/B, share of A", "Qwen2-VL A/B", measure="share A"),
+    Lesson("Qwen2-VL blind A/B, right in both orders (no frames)", "Qwen2-VL blind A/B", measure=BOTH),
     Lesson("Qwen2-VL blind Yes/No, P(Yes)", "Qwen2-VL blind", measure="P(Yes)"),
     Lesson("Qwen2-VL Yes/No, P(Yes)", "Qwen2-VL Yes/No", measure="P(Yes)"),
-    Lesson("biased A/B answers A (share)", "biased A/B", measure="share A"),
+    Lesson("biased A/B, share of A", "biased A/B", measure="share A"),
 ]
 
 
@@ -116,6 +117,17 @@ def write(path: Path, table: str, seeds: list[int], scale) -> None:
         "AVX2, so these numbers are what any x86-64 CPU with AVX2 gives.\n\n" + table + "\n")
 
 
+START, END = "<!-- lessons: start -->", "<!-- lessons: end -->"
+
+
+def into_readme(text: str, table: str) -> str:
+    """``text`` (a README) with the lines between its :data:`START` and :data:`END` markers replaced by ``table``."""
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise ValueError(f"the README needs one {START} line and one {END} line after it")
+    head, rest = text.split(START)
+    return head + START + "\n" + table + "\n" + END + rest.split(END, 1)[1]
+
+
 def main(argv: list[str] | None = None) -> None:
     from bench.devkit.train.build import shrunk
     from bench.devkit.train.pinned import passive_waits
@@ -128,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="docs/demo-lessons.md", help="the page written (default docs/demo-lessons.md)")
     parser.add_argument("--size", default="full", choices=("small", "full"), help="the world's size (default full)")
     parser.add_argument("--scale", type=float, default=1.0, help="share of the training split and steps (tests)")
+    parser.add_argument("--readme", help="also put the table into this README, between its lessons markers")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     try:
@@ -148,6 +161,10 @@ def main(argv: list[str] | None = None) -> None:
     write(Path(args.out), table, seeds, scale)
     print(table)
     print(f"written: {args.out}")
+    if args.readme:
+        readme = Path(args.readme)
+        readme.write_text(into_readme(readme.read_text(), table))
+        print(f"written: the table in {readme}")
 
 
 if __name__ == "__main__":

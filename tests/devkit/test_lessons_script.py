@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bench.devkit import lessons
-from bench.devkit.lessons import BOTH, LESSONS, lessons_table, seed_values
+from bench.devkit.lessons import BOTH, END, LESSONS, START, into_readme, lessons_table, seed_values
 
 
 def _seed(order: float, share_a: float, both: tuple[float, float]) -> dict[str, float]:
@@ -32,9 +32,9 @@ def test_the_table_gives_the_default_seeds_value_beside_the_range_over_seeds():
     values = {0: _seed(96.0, 48.0, (60.0, 40.0)), 1: _seed(85.0, 55.0, (52.0, 52.0)), 2: _seed(90.0, 41.0, (70, 70))}
     table = lessons_table(values)
     assert table.splitlines()[0] == "| lesson | seed 0 | range over seeds 0, 1, 2 |"
-    xclip = next(line for line in table.splitlines() if line.startswith("| X-CLIP sees order"))
-    assert xclip == "| X-CLIP sees order | 96 % | 85-96 % |"
-    assert "| CLIP is at chance on order | 50 % | 50-50 % |" in table
+    xclip = next(line for line in table.splitlines() if line.startswith("| X-CLIP, accuracy on `order`"))
+    assert xclip == "| X-CLIP, accuracy on `order` | 96 % | 85-96 % |"
+    assert "| CLIP, accuracy on `order` | 50 % | 50-50 % |" in table
     assert len(table.splitlines()) == 2 + len(values[0])
 
 
@@ -46,7 +46,7 @@ def test_the_script_trains_several_seeds_and_writes_the_page(tmp_path, capsys):
     page = out.read_text()
     assert "| lesson | seed 0 | range over seeds 0, 1 |" in page and "--seeds 0,1" in page
     rows = [line for line in page.splitlines() if re.match(r"\| .* \| \d+ % \| \d+-\d+ % \|$", line)]
-    assert any(r.startswith("| X-CLIP sees order") for r in rows) and any("both orders" in r for r in rows)
+    assert any(r.startswith("| X-CLIP, accuracy on `order`") for r in rows) and any("both orders" in r for r in rows)
     for row in rows:
         own, low, high = map(int, re.search(r"\| (\d+) % \| (\d+)-(\d+) % \|$", row).groups())
         assert low <= own <= high, row
@@ -60,3 +60,12 @@ def test_the_script_refuses_a_single_seed_in_one_line(capsys):
     with pytest.raises(SystemExit):
         lessons.main(["--scale", "3"])
     assert "a build's scale is a share in (0, 1], got 3.0" in capsys.readouterr().err
+
+
+def test_the_table_replaces_what_stands_between_the_readme_markers_and_nothing_else():
+    text = f"# Title\n\nbefore\n{START}\n| old | table |\n{END}\nafter\n"
+    done = into_readme(text, "| new | table |")
+    assert done == f"# Title\n\nbefore\n{START}\n| new | table |\n{END}\nafter\n"
+    assert into_readme(done, "| new | table |") == done
+    with pytest.raises(ValueError, match="one <!-- lessons: start --> line"):
+        into_readme("no markers here", "| t |")
