@@ -109,4 +109,4 @@ def both_orders_lines(right: pd.DataFrame) -> list[str]:
 
 def bias_lines(bias: pd.DataFrame) -> list[str]:
     """The answer-bias table (:func:`bench.devkit.train.evaluate.answer_bias`) in words, one line per run."""
-    return [f"  {r.run:16s} {r.measure:10s} {r.value:5.1f} %  ({r.n} answers)" for r in bias.itertuples()]
+    return [f"  {r.run:18s} {r.measure:10s} {r.value:5.1f} %  ({r.n} answers)" for r in bias.itertuples()]
