@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _run(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, timeout=120,
@@ -60,6 +62,7 @@ def _one_line(done: subprocess.CompletedProcess, command: str) -> str:
     return lines[-1]
 
 
+@pytest.mark.slow
 def test_model_mistakes_are_one_line_before_anything_loads(sample, tiny, tmp_path):
     s = sample["vitatecs"]
     base = ["score", "vitatecs", str(s.data_path), "--video-root", str(s.video_root), "--out", str(tmp_path / "run")]

@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import pytest
+
 from bench.cli import main
 
 TINY = {"clip": "contrastive", "xclip": "xclip", "qwen2vl": "videollm", "gpt2": "textlm"}
 
 
+@pytest.mark.slow
 def test_the_probe_benchmark_prints_its_time(sample, tiny, tmp_path, monkeypatch, capsys):
     import bench.devkit.train.build as build
     import bench.devkit.world as world

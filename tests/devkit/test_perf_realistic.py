@@ -87,6 +87,7 @@ def test_busy_sampler_averages_nvml_utilisation(monkeypatch):
     assert busy.samples[:3] == [0.4, 0.6, 0.8] and 0.4 <= busy.fraction <= 0.8
 
 
+@pytest.mark.slow
 def test_perf_score_realistic_runs_end_to_end_with_shrunken_models(monkeypatch, tmp_path, capsys):
     from bench.devkit.perf import score
 

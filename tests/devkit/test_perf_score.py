@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bench.cli import main
 
 
+@pytest.mark.slow
 def test_perf_score_prints_ratios(capsys):
     assert main(["perf", "score", "--frames", "2", "--batch-size", "8"]) == 0
     out = capsys.readouterr().out

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
+
 from bench.cli import main
 from bench.devkit.perf.store import items, write_run
 from bench.store import RunWriter, read_run
 from bench.store.run import TABLES
 
 
+@pytest.mark.slow
 def test_perf_store_prints_its_times(capsys):
     assert main(["perf", "store", "--items", "300", "--chunk-size", "7"]) == 0
     out = capsys.readouterr().out

@@ -127,6 +127,7 @@ def test_vilma_has_valid_and_invalid_items_in_both_time_units(suite):
         "moves", "jumps"))
 
 
+@pytest.mark.slow
 def test_vilmas_foil_classes_and_predicted_words_are_the_words_its_foils_put_in(tmp_path):
     from bench.devkit.world.benchmarks import write_vilma
 
@@ -268,6 +269,7 @@ def test_velociti_events_are_two_second_parts_of_short_videos(suite):
     assert {it.labels["in_subset"] for it in items} == {True, False}
 
 
+@pytest.mark.slow
 def test_ensure_sample_generates_once_and_regenerates_when_outdated(tmp_path, monkeypatch):
     out = tmp_path / "sample"
     sets = ensure_sample(out)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from bench.devkit.tiny import bpe_tokenizer
 
 
+@pytest.mark.slow
 def test_an_offline_tokenizer_is_trained_without_printing_anything():
     tokenizer = bpe_tokenizer(["<|endoftext|>"])
     assert tokenizer.convert_tokens_to_ids("<|endoftext|>") == tokenizer.eos_token_id

@@ -348,6 +348,7 @@ def test_a_failed_decode_lets_the_waiting_request_decode_itself(video):
     assert cache.misses == 2 and len(cache) == 1
 
 
+@pytest.mark.slow
 def test_perf_frames_prints_ratios(capsys):
     from bench.cli import main
 

@@ -170,6 +170,7 @@ def test_the_need_of_a_model_is_its_parameters_at_the_loading_dtype(tiny):
     assert weight_bytes(folder.parent / "no-such-model", 4) is None
 
 
+@pytest.mark.slow
 def test_probes_are_kept_and_read_back_after_a_restart(tiny, velociti, home):
     video = _video(velociti)
     texts = ["a person walks", "a person runs"]

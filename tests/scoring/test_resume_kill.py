@@ -11,6 +11,7 @@ import sys
 import time
 
 import pandas as pd
+import pytest
 
 from bench.store import read_run
 
@@ -37,6 +38,7 @@ def _table(path):
     return pair.sort_values(["item_id", "clip", "text"]).reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_loss_or_duplicates(sample, tiny, tmp_path):
     data = _many_items(sample, tmp_path)
     videos = sample["vitatecs"].video_root

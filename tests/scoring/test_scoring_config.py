@@ -55,6 +55,7 @@ def test_runs_with_other_seeds_sample_other_frames(sample, tiny, tmp_path):
     assert found[1] != found[2]
 
 
+@pytest.mark.slow
 def test_runs_sharing_a_frame_cache_decode_each_clip_once_with_the_same_scores(sample, tiny, tmp_path):
     source = _source(sample, "velociti")
     frames = FrameCache()

@@ -81,6 +81,7 @@ def _check_consistent(run, complete, acknowledged=frozenset()):
         assert set(scored) == ALL and stored.manifest.status == "complete"
 
 
+@pytest.mark.slow
 def test_a_writer_killed_at_any_rename_or_delete_loses_and_repeats_nothing(tmp_path, monkeypatch):
     with monkeypatch.context() as m:
         steps = _dying_at(m, 0)

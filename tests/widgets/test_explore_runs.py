@@ -72,6 +72,7 @@ def test_plain_models_before_biased_copies_and_controls(runs):
                                                     "Qwen2-VL blind"]
 
 
+@pytest.mark.slow
 def test_every_item_some_run_scored_is_listed_whatever_the_order(runs, tmp_path):
     asked = {r.label: [it.item_id for it in r.items() if it.role == "main"] for r in runs}
     union = set().union(*asked.values())

@@ -385,6 +385,7 @@ def test_proxy_keeps_the_window_the_caps_and_the_cache(tmp_path, monkeypatch):
         make_proxy(Clip(str(source), start=4.0), tmp_path / "proxies")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads peak memory from /proc (Linux)")
 def test_proxy_memory_stays_bounded_on_a_large_video(tmp_path):
     """Decode -> scale -> encode frame by frame: peak memory grows by far less than the window's decoded frames."""
