@@ -17,7 +17,9 @@ representations a model this small does not find alone in minutes:
    (through a linear map used only in training) to X-CLIP's text embedding of the asked caption. A multiple-choice
    question is asked in both option orders, with a pairwise loss on the caption's A-minus-B logit when it is option A
    over the same question's when it is option B (a lean to one letter cancels in it), and the cosine loss drawing the
-   answer position's state to the direction from option B's X-CLIP text embedding to option A's.
+   answer position's state to the direction from option B's X-CLIP text embedding to option A's; each option is also
+   answered Yes/No at its own last token by a middle layer (through the final norm and the head), so that the last
+   layer has each option's answer to compare.
 
 The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
 trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
@@ -65,7 +67,6 @@ class Recipe(Schedule):
     text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
     option_weight: float = 0.0  # two-option questions: Yes/No of each option read at the option's last token
     option_layer: int = 3  # the decoder layer whose output (through the final norm and the head) answers there
-    option_letter: float = 0.0  # ... and the option's own letter there (A/B), so that the answer can copy it
 
     @property
     def total_steps(self) -> int:
@@ -243,20 +244,17 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
     """Each option of a two-option question answered Yes (the caption) or No (the foil) at its own last token, by
     decoder layer ``recipe.option_layer`` through the final norm and the head; with a teacher, layer
     ``recipe.text_layer`` there also drawn to X-CLIP's embedding of the option."""
-    where, said, texts, letters = [], [], [], []
+    where, said, texts = [], [], []
     for r, (options, caption) in options_of.items():
         question, _, video, _ = rows[r]
-        for end, option, letter in zip(questions.ends(question, video.grid[0], options), options, "AB"):
+        for end, option in zip(questions.ends(question, video.grid[0], options), options):
             where.append((r, end))
             said.append("Yes" if option == caption else "No")
             texts.append(option)
-            letters.append(letter)
     at = (torch.tensor([r for r, _ in where]), torch.tensor([e for _, e in where]))
     decoder = model.model.language_model
     logits = model.lm_head(decoder.norm(hidden[recipe.option_layer][at]))
     loss = answer_loss(logits, questions, [(s, ("Yes", "No")) for s in said])
-    if recipe.option_letter:
-        loss = loss + recipe.option_letter * answer_loss(logits, questions, [(x, ("A", "B")) for x in letters])
     if text_map is not None:
         mapped = torch.nn.functional.normalize(text_map(hidden[recipe.text_layer][at]), dim=-1)
         loss = loss + (1 - (mapped * teacher.text(texts)).sum(-1)).mean()
