@@ -117,7 +117,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "perf", "speed benchmarks that print ratios against naive baselines",
                          "Speed benchmarks; each prints its throughput and the ratio against a naive baseline.",
                          "examples:\n  foilbench perf frames\n  foilbench perf score\n  foilbench perf pipeline\n"
-                         "  foilbench perf score --realistic --device cuda\n  foilbench perf probe\n  foilbench perf build")
+                         "  foilbench perf score --realistic --device cuda\n  foilbench perf probe\n"
+                         "  foilbench perf build")
     sub = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     frames = add_command(
         sub, "frames", "frame decoding throughput against a naive baseline",

@@ -5,9 +5,9 @@
                                    [--readme README.md]
 
 Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
-the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world is
-the demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil type) or one
-answer-bias measure.
+the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world
+is the demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil
+type) or one answer-bias measure.
 """
 
 from __future__ import annotations

@@ -113,11 +113,14 @@ def trained_models(names: list[str], home: str | Path | None = None, *, seed: in
     root = models_home(home)
     if pinned.inside():
         return {name: _ensure(name, root, seed, scale, progress) for name in names}
-    if not all(_current(root / n, _stamp(n, seed, scale)) for n in needed(names)):
+    def stale() -> list[str]:
+        return [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
+
+    if stale():
         pinned.build(list(names), root.parent, seed, asdict(scale), progress)
-    stale = [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
-    if stale:
-        raise RuntimeError(f"the build left {', '.join(stale)} out of date in {root}")
+    left = stale()
+    if left:
+        raise RuntimeError(f"the build left {', '.join(left)} out of date in {root}")
     return {name: root / name for name in names}
 
 

@@ -8,7 +8,7 @@ started with :data:`PINNED` in its environment; the parent (a notebook, the demo
 child's OpenMP threads also wait passively (they sleep instead of spinning between parallel regions), so that a build
 beside other jobs does not fight them for the cores; that changes when threads run, never what they sum.
 
-    python -m bench.devkit.train.pinned '{"names": [...], "home": DIR, "seed": 0, "scale": {...}, "progress": true}'
+The child runs :mod:`bench.devkit.train.child`.
 """
 
 from __future__ import annotations
@@ -63,22 +63,7 @@ def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) 
     env = {**os.environ, **PINNED, INSIDE: "1",
            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     request = {"names": names, "home": str(home), "seed": seed, "scale": scale, "progress": progress}
-    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.pinned", json.dumps(request)], env=env)
+    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)], env=env)
     if done.returncode != 0:
         raise RuntimeError(f"building {', '.join(names)} failed (exit {done.returncode}; its error is printed above)")
 
-
-def main(argv: list[str] | None = None) -> None:
-    """The child: build the requested models in this process (transformers' own bars hidden, as in the parent)."""
-    from bench.devkit.train.build import Scale, trained_models
-    from bench.scoring.console import quiet_library_bars
-
-    quiet_library_bars()
-
-    request = json.loads((argv if argv is not None else sys.argv[1:])[0])
-    trained_models(request["names"], request["home"], seed=request["seed"], scale=Scale(**request["scale"]),
-                   progress=request["progress"])
-
-
-if __name__ == "__main__":
-    main()

@@ -176,8 +176,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
         captions: dict[int, str] = {}  # row -> the caption it asks (Yes/No rows)
         ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
         swapped: list[tuple[int, int]] = []  # two-option rows with the caption at A; the next row has it at B
-        contrasts: dict[int, tuple[str, str]] = {}  # two-option row -> its options A and B
-        options_of: dict[int, tuple[list[str], str]] = {}  # two-option row -> its options as shown, the caption's
+        options_of: dict[int, tuple[list[str], str]] = {}  # two-option row -> its options A, B as shown, the caption
         for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "choice" if rng.random() < recipe.choice else "entail"
@@ -192,7 +191,6 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                         swapped.append((at_a, 2 * first + 1 - at_a))
                     for question, answer, options in both:
                         if len(options) == 2:
-                            contrasts[len(rows)] = (options[0], options[1])
                             options_of[len(rows)] = (options, options["AB".index(answer)])
                         rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
                                      prompts.letters(len(asked))))
@@ -223,12 +221,13 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
             swap = torch.nn.functional.logsigmoid(margin[at[:, 0]] - margin[at[:, 1]])
             loss = loss - recipe.pair_weight * swap.mean()
-        if text_map is not None and (captions or contrasts):
+        if text_map is not None and (captions or options_of):
             # Yes/No rows: X-CLIP's embedding of the asked caption; two-option rows: the difference of its options'
             # embeddings (A minus B), so that A-minus-B reads the video as Yes-minus-No does
-            at = torch.tensor(list(captions) + list(contrasts))  # rows in the order they were added
+            at = torch.tensor(list(captions) + list(options_of))  # rows in the order they were added
+            pairs_shown = [options for options, _ in options_of.values()]
             target = torch.cat(([teacher.text(list(captions.values()))] if captions else []) +
-                               ([_contrast(teacher, list(contrasts.values()))] if contrasts else []))
+                               ([_contrast(teacher, pairs_shown)] if pairs_shown else []))
             mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
             loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
         if recipe.option_weight and options_of:
@@ -261,7 +260,7 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
     return loss
 
 
-def _contrast(teacher: Teacher, options: list[tuple[str, str]]) -> torch.Tensor:
+def _contrast(teacher: Teacher, options: list[list[str]]) -> torch.Tensor:
     """The direction from option B's X-CLIP text embedding to option A's, normalised: N x D."""
     a, b = teacher.text([o[0] for o in options]), teacher.text([o[1] for o in options])
     return torch.nn.functional.normalize(a - b, dim=-1)
@@ -332,9 +331,9 @@ def answer_loss(logits: torch.Tensor, questions: Questions, answers: list[tuple[
 
 def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
                    layer: int = 1) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
-    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), with each
-    row's video tokens placed at its video placeholders and M-RoPE positions as the model's forward pass computes them
-    from ``input_ids``."""
+    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), and every
+    layer's states at every position, with each row's video tokens placed at its video placeholders and M-RoPE
+    positions as the model's forward pass computes them from ``input_ids``."""
     ids = [questions.ids(q, video.grid[0]) for q, video in rows]
     width = max(map(len, ids))
     pad = questions.tokenizer.pad_token_id or 0
