@@ -110,21 +110,28 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
     runs = list(dict.fromkeys(long["run"]))
     scored = long[long["scored"]]
     labels = [c for c in long.columns if c not in LONG_COLUMNS]
+    first = scored.drop_duplicates("item_id").set_index("item_id")  # items in the order they first appear
+    ids = list(first.index)
+    n = scored.groupby("item_id", sort=False).size().reindex(ids)
+    right_runs = scored[scored["right"]].groupby("item_id", sort=False)["run"].agg(set)
+    margins = scored.pivot_table(index="item_id", columns="run", values="margin", aggfunc="first", dropna=False)
+    margins = margins.reindex(index=ids, columns=runs)
+    intervals = {(k, m): clopper_pearson(k, m, level) for k, m in
+                 {(len(right_runs.get(i, ())), int(n[i])) for i in ids}}  # few distinct counts: each once
     rows = []
-    for item_id, group in scored.groupby("item_id", sort=False):
-        right = [r for r in runs if group.loc[group["run"] == r, "right"].any()]
-        n, k = len(group), len(right)
-        low, high = clopper_pearson(k, n, level)
-        margins = group.set_index("run")["margin"]
-        first = group.iloc[0]
-        rows.append({"item_id": item_id, "subset": first["subset"], "runs_scored": n, "runs_right": k,
-                     "difficulty": k / n, "difficulty_low": low, "difficulty_high": high, "right": right,
-                     "all_fail": k == 0, "only_run": right[0] if k == 1 and n > 1 else "",
-                     "disagree": 0 < k < n, "mean_margin": float(np.nanmean(margins)) if margins.notna().any()
-                     else math.nan,
-                     **{f"margin: {r}": float(margins.get(r, math.nan)) for r in runs},
+    for item_id, row_margins in zip(ids, margins.to_numpy(float)):
+        right = [r for r in runs if r in right_runs.get(item_id, ())]
+        k, m = len(right), int(n[item_id])
+        low, high = intervals[(k, m)]
+        known = ~np.isnan(row_margins)
+        rows.append({"item_id": item_id, "subset": first.at[item_id, "subset"], "runs_scored": m, "runs_right": k,
+                     "difficulty": k / m, "difficulty_low": low, "difficulty_high": high, "right": right,
+                     "all_fail": k == 0, "only_run": right[0] if k == 1 and m > 1 else "",
+                     "disagree": 0 < k < m,
+                     "mean_margin": float(np.mean(row_margins[known])) if known.any() else math.nan,
+                     **{f"margin: {r}": float(v) for r, v in zip(runs, row_margins)},
                      "text": item_text(items[item_id]) if items and item_id in items else "",
-                     **{c: first[c] for c in labels}})
+                     **{c: first.at[item_id, c] for c in labels}})
     table = pd.DataFrame(rows)
     if table.empty:
         return table

@@ -54,7 +54,7 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``
     (``model_folder(name)``: a trained model's folder), :data:`DEMO_ITEMS` items per benchmark unless ``full``.
     Runs already stored are resumed, not redone; clips are decoded once for every run that asks them with the same
-    frame policy and size; the runner's own messages go to ``out/demo.log``."""
+    frame policy and size, and each model is loaded once; the runner's own messages go to ``out/demo.log``."""
     from bench.devkit.train import evaluate
     from bench.devkit.train.build import MODELS
 

@@ -7,12 +7,12 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
-from bench.config import Manifest, ScoreConfig
+from bench.config import DataSource, Manifest, ScoreConfig
 from bench.frames import FramePolicy, parse_policy, policy, seeded
 from bench.frames.controls import control_policy
-from bench.items import Item
+from bench.items import Item, ItemSet
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
 from bench.scoring.backends.base import folder_revision
@@ -63,9 +63,9 @@ class Plan:
     out: Path
 
 
-def make_plan(config: ScoreConfig) -> Plan:
+def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataSource.load) -> Plan:
     """The run ``config`` describes, with everything checked that can be without loading the model (the config's
-    values, the frame policy, family, protocol and prompt; the model's place)."""
+    values, the frame policy, family, protocol and prompt; the model's place); ``load`` reads the items."""
     config.check()
     benchmark = spec(config.source.benchmark)
     frame_policy = seeded(parse_policy(config.frame_policy), config.seed)
@@ -87,7 +87,7 @@ def make_plan(config: ScoreConfig) -> Plan:
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
-    items = select_items(config.source.load().items, config.limit, config.spread)
+    items = select_items(load(config.source).items, config.limit, config.spread)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 

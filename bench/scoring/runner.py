@@ -23,15 +23,15 @@ import time
 from pathlib import Path
 
 from bench.config import ScoreConfig, versions
-from bench.frames import Fit, FrameCache
+from bench.frames import Fit
 from bench.scoring import preflight
 from bench.scoring.chunks import ChunkVideos, check_backend, decoded_chunks, frame_size, score_items
 from bench.scoring.devices import decode_workers, resolve_device, silence_rank
 from bench.scoring.distributed import Group, Ranks, rank_device, ranks_of, shard
-from bench.scoring.families import load_backend
 from bench.scoring.plan import Plan, check_stored, fixed_chunks, make_plan, run_manifest
 from bench.scoring.console import progress_bar
 from bench.scoring.progress import RunProgress
+from bench.scoring.shared import Shared
 from bench.store import ChunkWriter, RunLock, RunWriter, read_run
 from bench.store.run import rank_info
 from bench.store.summary import RunSummary, summarize
@@ -46,10 +46,10 @@ class TooManyFailures(RuntimeError):
         super().__init__(f"{what} of the {summary.items} items failed; the run is stored in {out}")
 
 
-def score(config: ScoreConfig, frame_cache: FrameCache | None = None) -> Path:
-    """Score ``config.source`` with ``config.model``; returns the run folder. ``frame_cache``: decoded clips
-    to share with other runs (runs asking the same clips with the same frame policy and size decode them once);
-    default: one for this run.
+def score(config: ScoreConfig, shared: Shared | None = None) -> Path:
+    """Score ``config.source`` with ``config.model``; returns the run folder. ``shared``: what runs scored one after
+    another share (:class:`~bench.scoring.shared.Shared`: each clip decoded once per frame policy and size, each
+    model loaded once, each benchmark file read once); default: nothing shared.
 
     Everything that can be checked is checked before the model loads (model, family, protocol, prompt, frame policy,
     batch sizes, failure rate, the run folder's lock). Re-running with the same settings and output folder resumes:
@@ -59,12 +59,13 @@ def score(config: ScoreConfig, frame_cache: FrameCache | None = None) -> Path:
     """
     ranks = ranks_of()
     with Group(ranks) as group:
-        prepared, complete = group.from_leader(lambda: _prepare(config, ranks), share=lambda p: p[2])
-        plan, lock, _ = prepared or (make_plan(config), None, complete)
+        shared = shared if shared is not None else Shared()
+        prepared, complete = group.from_leader(lambda: _prepare(config, ranks, shared), share=lambda p: p[2])
+        plan, lock, _ = prepared or (make_plan(config, shared.load), None, complete)
         try:
             if complete:
                 return _finished(config, plan.out, ranks)
-            return _score(config, plan, ranks, group, lock, frame_cache if frame_cache is not None else FrameCache())
+            return _score(config, plan, ranks, group, lock, shared)
         finally:
             if lock is not None:
                 lock.release()
@@ -81,13 +82,13 @@ def _finished(config: ScoreConfig, out: Path, ranks: Ranks) -> Path:
     return out
 
 
-def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[Plan, RunLock, bool]:
+def _prepare(config: ScoreConfig, ranks: Ranks, shared: Shared) -> tuple[Plan, RunLock, bool]:
     """Rank 0's checks and its lock on the run folder, before any rank loads a model (the other ranks check after
     rank 0 succeeded, so that a mistake is reported once). A stored run that cannot be resumed with these settings
     is refused here, as far as that can be told without the model (:func:`check_stored`). Says which videos are
     missing and how much is already scored (:mod:`bench.scoring.preflight`); True when the run is already complete
     (then no model is loaded)."""
-    plan = make_plan(config)
+    plan = make_plan(config, shared.load)
     lock = RunLock.acquire(plan.out, world_size=ranks.world_size)
     try:
         check_stored(config, plan)
@@ -104,7 +105,7 @@ def _prepare(config: ScoreConfig, ranks: Ranks) -> tuple[Plan, RunLock, bool]:
 
 
 def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: RunLock | None,
-           cache: FrameCache) -> Path:
+           shared: Shared) -> Path:
     import torch
 
     benchmark, protocol, frame_policy, items, out = (plan.benchmark, plan.protocol, plan.frame_policy, plan.items,
@@ -121,7 +122,7 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
               f"on {on}{chosen}", file=sys.stderr)
     torch.manual_seed(config.seed)
     options = benchmark.backend_defaults(plan.family, config.options)
-    backend = load_backend(plan.family, plan.model, device=device, dtype=config.dtype, **options)
+    backend = shared.models.get(plan.model, plan.family, device, config.dtype, options).backend
     backend.prepare(protocol.answers)
     size = frame_size(config.size, backend) if protocol.uses_frames else None
     details = backend.describe()
@@ -148,8 +149,8 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
         shown = RunProgress(bar, writer, state["launch"], {c: len(its) for c, its in todo}, ranks.many)
         checked = False
         try:
-            for chunk in decoded_chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size, cache,
-                                        workers, backend.encode):
+            for chunk in decoded_chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size,
+                                        shared.frames, workers, backend.encode):
                 videos = ChunkVideos(chunk.items, chunk.decoded, frame_policy, config.decoder, size, chunk.encoded)
                 backend.reset()
                 if not checked and chunk.items:

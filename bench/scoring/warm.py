@@ -72,8 +72,11 @@ def free_bytes(device: str) -> int:
     return int(psutil.virtual_memory().available)
 
 
-def need_bytes(folder: str, dtype: str, device: str) -> int | None:
-    """The estimated memory ``folder``'s model needs on ``device`` in ``dtype`` (None: not known)."""
+def need_bytes(folder, dtype: str, device: str) -> int | None:
+    """The estimated memory ``folder``'s model needs on ``device`` in ``dtype`` (None: not known, or a model passed
+    as an object rather than a folder)."""
+    if not isinstance(folder, (str, Path)):
+        return None
     import torch
 
     from bench.scoring.backends.base import torch_dtype

@@ -29,11 +29,11 @@ def complete(config) -> bool:
 def run_study(study: Study, *, progress: bool = True) -> list[Path]:
     """Score every run of ``study`` (its ``world:`` models resolved) into its runs folder; the run folders, in the
     study's order. One line per run on stdout; the runner's own messages go to ``<runs>/study.log``."""
-    from bench.frames import FrameCache
     from bench.scoring.runner import score
+    from bench.scoring.shared import Shared
 
     study.runs.mkdir(parents=True, exist_ok=True)
-    frame_cache = FrameCache()
+    shared = Shared()
     paths = []
     total = len(study.configs)
     with open(study.runs / LOG, "a") as log:
@@ -45,7 +45,7 @@ def run_study(study: Study, *, progress: bool = True) -> list[Path]:
                 resumed = (Path(config.out) / "manifest.json").is_file()
                 print(f"{where}: {'resuming' if resumed else 'scoring'} into {config.out}", flush=True)
                 with contextlib.redirect_stderr(log if not progress else sys.stderr):
-                    score(dataclasses.replace(config, progress=progress), frame_cache)
+                    score(dataclasses.replace(config, progress=progress), shared)
             paths.append(Path(config.out))
     return paths
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from bench.cli import main
-from bench.scoring import runner
+from bench.scoring import families, runner
 from bench.scoring.console import LINE_EVERY_SHARE, LineProgress, progress_bar, quiet_library_bars
 from bench.store import read_run
 
@@ -59,7 +59,7 @@ def test_interrupted_resumed_and_finished_runs_say_so(sample, tiny, tmp_path, ca
     def no_model(*a, **k):
         raise AssertionError("the model was loaded for a complete run")
 
-    monkeypatch.setattr(runner, "load_backend", no_model)
+    monkeypatch.setattr(families, "load_backend", no_model)
     code, err = _score(capsys, *args)
     assert code == 0 and f"{out}: already complete ({total} items); nothing to score" in err
 

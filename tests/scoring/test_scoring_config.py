@@ -9,11 +9,12 @@ import shutil
 import pytest
 
 from bench.config import DataSource, Manifest, ScoreConfig
-from bench.frames import FrameCache, parse_policy
+from bench.frames import parse_policy
 from bench.scoring.families import check_protocol, infer_family
 from bench.frames import seeded
 from bench.scoring.plan import select_items
 from bench.scoring.runner import score
+from bench.scoring.shared import Shared
 from bench.store import read_run
 
 
@@ -56,19 +57,34 @@ def test_runs_with_other_seeds_sample_other_frames(sample, tiny, tmp_path):
 
 
 @pytest.mark.slow
-def test_runs_sharing_a_frame_cache_decode_each_clip_once_with_the_same_scores(sample, tiny, tmp_path):
+def test_runs_sharing_what_they_can_decode_load_and_read_once_with_the_same_scores(sample, tiny, tmp_path,
+                                                                                    monkeypatch):
+    from bench.scoring import families
+
     source = _source(sample, "velociti")
-    frames = FrameCache()
-    runs = {}
+    shared = Shared()
+    runs, loads, load = {}, [], families.load_backend
+    monkeypatch.setattr(families, "load_backend", lambda *a, **k: loads.append(a) or load(*a, **k))
+    reads, read = [], DataSource.load
+    monkeypatch.setattr(DataSource, "load", lambda self: reads.append(self) or read(self))
     for frames_policy in ("uniform:k=2", "uniform:k=2,order=reverse", "uniform:k=2"):
-        for shared in (frames, None):
-            out = tmp_path / f"{frames_policy}-{shared is None}-{len(runs)}"
+        for given in (shared, None):
+            out = tmp_path / f"{frames_policy}-{given is None}-{len(runs)}"
             config = ScoreConfig(source, tiny("clip"), frame_policy=frames_policy, limit=3, out=out, progress=False)
-            runs[out.name] = read_run(score(config, shared)).pair["score"].tolist()
-    asked = [(clip.path, clip.start, clip.end) for it in select_items(source.load().items, 3) for clip in it.clips]
+            runs[out.name] = read_run(score(config, given)).pair["score"].tolist()
+    asked = [(clip.path, clip.start, clip.end) for it in select_items(read(source).items, 3) for clip in it.clips]
+    frames = shared.frames
     assert frames.misses == len(set(asked)) and frames.hits == 3 * len(asked) - len(set(asked))
+    assert len(loads) == 1 + 3 and len(reads) == 1 + 3  # once shared, once per run not sharing
     values = list(runs.values())
     assert values[0] == values[1] == values[4] == values[5] and values[2] == values[3]
+
+
+def test_shared_sources_give_each_run_its_own_list(sample):
+    source, shared = _source(sample, "vitatecs"), Shared()
+    first = shared.load(source)
+    first.items.pop()
+    assert len(shared.load(source).items) == len(source.load().items) == len(first.items) + 1
 
 
 def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):
@@ -79,7 +95,7 @@ def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):
 
 
 def test_a_stored_run_that_cannot_be_resumed_is_refused_before_the_model_loads(sample, tiny, tmp_path, monkeypatch):
-    from bench.scoring import runner
+    from bench.scoring import families
     from bench.store import RunMismatch
 
     model = tmp_path / "model"
@@ -90,8 +106,8 @@ def test_a_stored_run_that_cannot_be_resumed_is_refused_before_the_model_loads(s
         return ScoreConfig(source, str(model), **{"limit": 2, "out": tmp_path / "run", "progress": False, **changes})
 
     first = read_run(score(config())).pair["score"].tolist()
-    loads, load = [], runner.load_backend
-    monkeypatch.setattr(runner, "load_backend", lambda *a, **k: loads.append(a) or load(*a, **k))
+    loads, load = [], families.load_backend
+    monkeypatch.setattr(families, "load_backend", lambda *a, **k: loads.append(a) or load(*a, **k))
     assert read_run(score(config())).pair["score"].tolist() == first and not loads  # complete: no model loaded
     changes = {"seed": {"seed": 1}, "limit": {"limit": 3}, "frame_policy": {"frame_policy": "uniform:k=3"}}
     for what, changed in changes.items():

@@ -57,15 +57,15 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
                 log: Path | None = None) -> list[Path]:
     """Score :func:`world_configs` (runs already stored are resumed, and scored again when they cannot be: scored
-    before the world's models or files were rebuilt; clips decoded once for all of them); the run folders, in that
-    order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs; ``log``: a file the runner's
-    messages are appended to instead of stderr."""
-    from bench.frames import FrameCache
+    before the world's models or files were rebuilt; each clip decoded, model loaded and file read once for all of
+    them); the run folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs;
+    ``log``: a file the runner's messages are appended to instead of stderr."""
     from bench.scoring.console import progress_bar
     from bench.scoring.runner import score
+    from bench.scoring.shared import Shared
     from bench.store import RunMismatch
 
-    frame_cache = FrameCache()
+    shared = Shared()
     configs = progress_bar(iterable=world_configs(models, suite, out, benchmarks=benchmarks, progress=progress),
                            desc="scoring", unit="run", disable=not bar)
     paths = []
@@ -75,11 +75,11 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
         for config in configs:
             configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
             try:
-                paths.append(Path(score(config, frame_cache)))
+                paths.append(Path(score(config, shared)))
             except RunMismatch as stale:
                 print(f"{stale}: scoring it again", file=sys.stderr)
                 shutil.rmtree(config.out)
-                paths.append(Path(score(config, frame_cache)))
+                paths.append(Path(score(config, shared)))
     return paths
 
 

@@ -91,7 +91,8 @@ def video_inputs(processor, frames: list[np.ndarray]) -> list[dict[str, torch.Te
 
 
 class Questions:
-    """Renders questions as the adapters do and turns them into token ids with the video placeholder expanded."""
+    """Renders questions as the adapters do and turns them into token ids with the video placeholder expanded (each
+    question tokenized once per grid: training asks the same questions again and again)."""
 
     def __init__(self, processor):
         self.processor = processor
@@ -101,6 +102,9 @@ class Questions:
         merge = processor.video_processor.merge_size
         self.per_token = merge * merge
         self.answer = {w: self._answer_id(w) for w in ("Yes", "No", *prompts.letters(5))}
+        self._ids: dict[tuple, list[int]] = {}
+        self._ends: dict[tuple, list[int]] = {}
+        self._positions: dict[tuple, torch.Tensor] = {}
 
     def _answer_id(self, word: str) -> int:
         ids = self.tokenizer(word, add_special_tokens=False).input_ids
@@ -115,7 +119,19 @@ class Questions:
 
     def ids(self, question: str, grid: torch.Tensor) -> list[int]:
         """Token ids of the rendered question with the placeholder repeated once per video token."""
-        return self.tokenizer(self._expanded(question, grid), add_special_tokens=False).input_ids
+        key = (question, tuple(grid.tolist()))
+        if key not in self._ids:
+            self._ids[key] = self.tokenizer(self._expanded(question, grid), add_special_tokens=False).input_ids
+        return self._ids[key]
+
+    def positions(self, model, question: str, grid: torch.Tensor) -> torch.Tensor:
+        """The M-RoPE positions (3 x length) of :meth:`ids`, as the model's ``get_rope_index`` computes them."""
+        key = (question, tuple(grid.tolist()))
+        if key not in self._positions:
+            ids = torch.tensor([self.ids(question, grid)])
+            types = (ids == self.video_id).long() * VIDEO_TYPE
+            self._positions[key] = model.model.get_rope_index(ids, types, video_grid_thw=grid[None])[0][:, 0]
+        return self._positions[key]
 
     def _expanded(self, question: str, grid: torch.Tensor) -> str:
         n = int(grid.prod()) // self.per_token
@@ -123,6 +139,12 @@ class Questions:
 
     def ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
         """The position of each of ``texts``' last token in :meth:`ids` (``texts`` as they appear, in order)."""
+        key = (question, tuple(grid.tolist()), tuple(texts))
+        if key not in self._ends:
+            self._ends[key] = self._find_ends(question, grid, texts)
+        return self._ends[key]
+
+    def _find_ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
         text = self._expanded(question, grid)
         spans = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True).offset_mapping
         found, start = [], text.index(question)
@@ -333,7 +355,7 @@ def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
                    layer: int = 1) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
     """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), and every
     layer's states at every position, with each row's video tokens placed at its video placeholders and M-RoPE
-    positions as the model's forward pass computes them from ``input_ids``."""
+    positions as the model's forward pass computes them from ``input_ids`` (row by row, each question's once)."""
     ids = [questions.ids(q, video.grid[0]) for q, video in rows]
     width = max(map(len, ids))
     pad = questions.tokenizer.pad_token_id or 0
@@ -346,8 +368,9 @@ def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
     embeds = model.get_input_embeddings()(input_ids)
     video = torch.cat([v.tokens for _, v in rows]).to(embeds.dtype)
     embeds = embeds.masked_scatter(placeholders[..., None].expand_as(embeds), video)
-    positions, _ = model.model.get_rope_index(input_ids, placeholders.long() * VIDEO_TYPE,
-                                              video_grid_thw=torch.cat([v.grid for _, v in rows]), attention_mask=mask)
+    positions = torch.zeros((3, len(ids), width), dtype=torch.long)  # padding at 0, as get_rope_index leaves it
+    for i, (question, video) in enumerate(rows):
+        positions[:, i, :len(ids[i])] = questions.positions(model, question, video.grid[0])
     out = model.model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, output_hidden_states=True)
     at = (torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids]))
     return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at], out.hidden_states
