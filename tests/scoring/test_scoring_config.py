@@ -87,6 +87,17 @@ def test_shared_sources_give_each_run_its_own_list(sample):
     assert len(shared.load(source).items) == len(source.load().items) == len(first.items) + 1
 
 
+def test_a_model_too_big_for_the_memory_free_is_refused_before_it_loads(sample, tiny, tmp_path, monkeypatch):
+    from bench.scoring import families, warm
+
+    loads = []
+    monkeypatch.setattr(warm, "free_bytes", lambda device: 0)
+    monkeypatch.setattr(families, "load_backend", lambda *a, **k: loads.append(a))
+    with pytest.raises(warm.TooBig, match="needs about"):
+        score(ScoreConfig(_source(sample, "velociti"), tiny("clip"), limit=2, out=tmp_path / "run", progress=False))
+    assert not loads
+
+
 def test_a_blind_similarity_run_is_refused_before_loading(sample, tmp_path):
     with pytest.raises(ValueError, match="needs frames"):
         score(ScoreConfig(_source(sample, "velociti"), str(tmp_path / "unused"), family="contrastive",
