@@ -116,12 +116,12 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
     right_runs = scored[scored["right"]].groupby("item_id", sort=False)["run"].agg(set)
     margins = scored.pivot_table(index="item_id", columns="run", values="margin", aggfunc="first", dropna=False)
     margins = margins.reindex(index=ids, columns=runs)
-    intervals = {(k, m): clopper_pearson(k, m, level) for k, m in
-                 {(len(right_runs.get(i, ())), int(n[i])) for i in ids}}  # few distinct counts: each once
+    right_of = {i: [r for r in runs if r in right_runs.get(i, ())] for i in ids}
+    counts = [(len(right_of[i]), int(n[i])) for i in ids]
+    intervals = {c: clopper_pearson(*c, level) for c in set(counts)}  # few distinct counts: each once
     rows = []
-    for item_id, row_margins in zip(ids, margins.to_numpy(float)):
-        right = [r for r in runs if r in right_runs.get(item_id, ())]
-        k, m = len(right), int(n[item_id])
+    for item_id, (k, m), row_margins in zip(ids, counts, margins.to_numpy(float)):
+        right = right_of[item_id]
         low, high = intervals[(k, m)]
         known = ~np.isnan(row_margins)
         rows.append({"item_id": item_id, "subset": first.at[item_id, "subset"], "runs_scored": m, "runs_right": k,

@@ -113,6 +113,7 @@ def trained_models(names: list[str], home: str | Path | None = None, *, seed: in
     root = models_home(home)
     if pinned.inside():
         return {name: _ensure(name, root, seed, scale, progress) for name in names}
+
     def stale() -> list[str]:
         return [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
 

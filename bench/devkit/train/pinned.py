@@ -66,4 +66,3 @@ def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) 
     done = subprocess.run([sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)], env=env)
     if done.returncode != 0:
         raise RuntimeError(f"building {', '.join(names)} failed (exit {done.returncode}; its error is printed above)")
-
