@@ -165,7 +165,35 @@ def test_the_demos_estimate_comes_from_the_last_builds_measured_time(clip_world,
     assert build_estimate(["clip-world"], home) == \
         f"rebuilding clip-world: about {seconds:.0f} s, as their last build here took"  # tiny, not the demo's scale
     assert "never built in this data home" in build_estimate(["qwen2vl-world"], tmp_path)
-    assert build.needed(["qwen2vl-world-biased"]) == ["xclip-world", "qwen2vl-world", "qwen2vl-world-biased"]
+    assert build.needed(["qwen2vl-world-biased"]) == \
+        ["clip-world", "xclip-world", "qwen2vl-world", "qwen2vl-world-biased"]
+
+
+def test_an_xclip_started_from_a_clip_holds_every_clip_tensor_and_keeps_its_own_temporal_parts(tmp_path):
+    import torch
+
+    from bench.devkit.train.models import RENAMED, build_clip, build_xclip, clip_tokenizer, start_from
+
+    tokenizer = clip_tokenizer(tmp_path / "vocab")
+    torch.manual_seed(0)
+    clip, processor = build_clip(tokenizer)
+    clip.save_pretrained(tmp_path / "clip")
+    xclip = build_xclip(tokenizer, 8)[0]
+    before = {k: v.clone() for k, v in xclip.state_dict().items()}
+    copied = start_from(xclip, tmp_path / "clip")
+    after = xclip.state_dict()
+    theirs = {k.replace(*next(iter(RENAMED.items()))): v for k, v in clip.state_dict().items()}
+    assert sorted(theirs) == copied  # every tensor of the CLIP, none left behind
+    assert all(torch.equal(after[k], theirs[k]) for k in copied)
+    own = [k for k in after if k not in theirs]
+    assert own and all(k.startswith(("mit.", "prompts_")) or ".message_" in k for k in own)
+    assert all(torch.equal(after[k], before[k]) for k in own)
+
+
+def test_the_built_xclip_starts_from_the_built_clip(clip_world, home):
+    xclip = _weights(trained_model("xclip-world", home, scale=TINY, progress=False))
+    key = "text_model.embeddings.token_embedding.weight"  # frozen in training: still the CLIP's after the build
+    assert np.array_equal(xclip[key], _weights(clip_world)[key])
 
 
 def test_a_shrunk_build_keeps_a_usable_split_and_refuses_a_share_outside_0_1():
@@ -173,3 +201,24 @@ def test_a_shrunk_build_keeps_a_usable_split_and_refuses_a_share_outside_0_1():
     assert build.shrunk(0.001) == Scale(2, 4, 0.001)
     with pytest.raises(ValueError, match="share in"):
         build.shrunk(2.0)
+
+
+def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(home, capsys):
+    from transformers import AutoConfig
+
+    from bench.devkit.train import diagnose
+    from bench.devkit.train.videollm import CHOICE_PROMPTS
+
+    trained_model("qwen2vl-world", home, scale=TINY, progress=False)  # the diagnosis reads the build's own scale
+    found = diagnose.fit_report(home, clips=4)
+    layers = AutoConfig.from_pretrained(build.models_home(home) / "qwen2vl-world").text_config.num_hidden_layers
+    assert {f"A/B right in both orders ({name})" for name in CHOICE_PROMPTS[:-1]} <= set(found)
+    assert {k.split(":")[0] for k in found if k.startswith("layer ")} == {f"layer {n}" for n in range(1, layers + 1)}
+    assert all(np.isfinite(v) and -1 <= v <= 1 for v in found.values())
+    assert all(0 <= v <= 1 for k, v in found.items() if "cosine" not in k and "correlation" not in k)
+    assert diagnose.fit_report(home, clips=4) == found  # the same clips and questions each time
+    diagnose.main(["--home", str(home), "--clips", "4"])
+    assert len(capsys.readouterr().out.splitlines()) == len(found)
+    with pytest.raises(SystemExit):
+        diagnose.main(["--clips", "2"])
+    assert capsys.readouterr().err.strip().endswith("--clips needs at least 4 clips, got 2")

@@ -29,15 +29,17 @@ import torch
 from bench.devkit.threads import torch_threads
 from bench.devkit.train import contrastive, pinned, videollm
 from bench.devkit.train.data import Decoded, decode
-from bench.devkit.train.models import build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer
+from bench.devkit.train.models import (build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer,
+                                       start_from)
 from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "12"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "13"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
+XCLIP_STEPS = 800  # from the trained CLIP's weights; from scratch it took 1,500 steps to learn what 800 learn now
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ def shrunk(share: float) -> Scale:
 @dataclass(frozen=True)
 class Spec:
     """A trained model: its scoring family, the protocols it is meant for, its training recipe at full scale, the
-    model it continues from (None: from scratch), a one-line summary and the trained model that teaches it (None:
-    none)."""
+    model it continues from (None: from scratch), a one-line summary, the trained model that teaches it (None: none)
+    and the trained model whose weights of the same name and shape it starts from (None: none)."""
 
     family: str
     protocols: tuple[str, ...]
@@ -72,14 +74,16 @@ class Spec:
     base: str | None
     summary: str
     teacher: str | None = None
+    start: str | None = None
 
 
 MODELS: dict[str, Spec] = {
     "clip-world": Spec("contrastive", ("similarity",), contrastive.Recipe(300, batch=24), None,
                        "CLIP, frame embeddings averaged: blind to the order of frames"),
     "xclip-world": Spec("xclip", ("similarity",),
-                        contrastive.Recipe(1500, batch=24, reversing=1.0, timed_draws=2), None,
-                        "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order"),
+                        contrastive.Recipe(XCLIP_STEPS, batch=24, reversing=1.0, timed_draws=2), None,
+                        "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order",
+                        start="clip-world"),
     "qwen2vl-world": Spec("videollm", ("entail", "mc"),
                           videollm.Recipe(800, lr=2e-3, warmup=20, tower_steps=300, option_weight=1.0), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos, its tower and "
@@ -126,11 +130,11 @@ def trained_models(names: list[str], home: str | Path | None = None, *, seed: in
 
 
 def needed(names: list[str]) -> list[str]:
-    """``names`` and every model they continue from or learn from, each after the models it needs."""
+    """``names`` and every model they continue from, learn from or start from, each after the models it needs."""
     order: list[str] = []
     for name in names:
         spec = MODELS[name]
-        for before in needed([n for n in (spec.base, spec.teacher) if n]) + [name]:
+        for before in needed([n for n in (spec.base, spec.teacher, spec.start) if n]) + [name]:
             if before not in order:
                 order.append(before)
     return order
@@ -154,8 +158,8 @@ def _stamp(name: str, seed: int, scale: Scale) -> dict:
 def _ensure(name: str, root: Path, seed: int, scale: Scale, progress: bool) -> Path:
     """Build ``name`` in this process unless current (the models it needs first)."""
     spec = MODELS[name]
-    base = _ensure(spec.base, root, seed, scale, progress) if spec.base else None
-    teacher = _ensure(spec.teacher, root, seed, scale, progress) if spec.teacher else None
+    base, teacher, start = (_ensure(n, root, seed, scale, progress) if n else None
+                            for n in (spec.base, spec.teacher, spec.start))
     root.mkdir(parents=True, exist_ok=True)
     target = root / name
     stamp = _stamp(name, seed, scale)
@@ -165,9 +169,9 @@ def _ensure(name: str, root: Path, seed: int, scale: Scale, progress: bool) -> P
             return target
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
         try:
-            start = time.perf_counter()
-            _build(spec, tmp / "model", base, teacher, root, seed, scale, progress, name)
-            built = {**pinned.built_with(), "seconds": round(time.perf_counter() - start, 1)}
+            began = time.perf_counter()
+            _build(spec, tmp / "model", base, teacher, start, root, seed, scale, progress, name)
+            built = {**pinned.built_with(), "seconds": round(time.perf_counter() - began, 1)}
             (tmp / "model" / STAMP).write_text(json.dumps({**stamp, "built": built}, sort_keys=True) + "\n")
             if target.exists():
                 os.replace(target, tmp / "outdated")
@@ -211,14 +215,15 @@ def _bar(progress: bool, total: int, what: str, unit: str):
     return progress_bar(total=total, desc=what, unit=unit, disable=not progress, leave=False, dynamic_ncols=True)
 
 
-def _backend(family: str, folder: Path):
+def cpu_backend(family: str, folder: Path):
+    """The scoring backend of ``family`` for the checkpoint in ``folder``, on the CPU in float32 (as training runs)."""
     from bench.scoring.families import load_backend
 
     return load_backend(family, str(folder), device="cpu", dtype="float32")
 
 
-def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, root: Path, seed: int, scale: Scale,
-           progress: bool, name: str) -> None:
+def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start: Path | None, root: Path, seed: int,
+           scale: Scale, progress: bool, name: str) -> None:
     torch.manual_seed(seed)
     if base is not None:
         shutil.copytree(base, out)
@@ -228,21 +233,24 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, root:
         _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split)), FRAMES), out)
     else:
         tokenizer = clip_tokenizer(out / ".vocab")
-        _save(*(build_clip(tokenizer) if spec.family == "contrastive" else build_xclip(tokenizer, FRAMES)), out)
+        model, processor = build_clip(tokenizer) if spec.family == "contrastive" else build_xclip(tokenizer, FRAMES)
+        if start is not None:
+            start_from(model, start)
+        _save(model, processor, out)
         shutil.rmtree(out / ".vocab")
-    backend = _backend(spec.family, out)
+    backend = cpu_backend(spec.family, out)
     data = training_data(root, scale, seed, backend.frame_fit(), progress)
     recipe = spec.recipe.scaled(scale.steps)
     with torch_threads(THREADS):
-        taught = _teacher(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
+        taught = teacher_view(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
         with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar:
             _TRAIN[spec.family](backend, data, recipe, seed, bar.update, taught)
     _save(backend.model, backend.processor, out)
 
 
-def _teacher(spec: Spec, folder: Path, root: Path, scale: Scale, seed: int, data: Decoded, progress: bool):
+def teacher_view(spec: Spec, folder: Path, root: Path, scale: Scale, seed: int, data: Decoded, progress: bool):
     """The trained ``folder`` (a contrastive model) as a teacher of ``data``'s clips, seen as its backend sees them."""
-    backend = _backend(spec.family, folder)
+    backend = cpu_backend(spec.family, folder)
     own = training_data(root, scale, seed, backend.frame_fit(), progress)
     if own.videos != data.videos:
         raise RuntimeError("the teacher's training split differs from the student's")

@@ -55,6 +55,26 @@ def build_xclip(tokenizer, frames: int):
     return _salient_places(XCLIPModel(config)), XCLIPProcessor(image_processor=image, tokenizer=tokenizer)
 
 
+RENAMED = {"pre_layrnorm": "pre_layernorm"}  # CLIP's vision tower spells it so; X-CLIP's does not
+
+
+def start_from(model, folder: Path) -> list[str]:
+    """Copy into ``model`` every tensor of the checkpoint in ``folder`` that it has under the same name (CLIP's
+    :data:`RENAMED` spellings read as X-CLIP's) and shape; the names copied (an X-CLIP started from a CLIP keeps its
+    own messages between frames, temporal transformer and prompts)."""
+    from safetensors.torch import load_file
+
+    own = model.state_dict()
+    found = {}
+    for name, tensor in load_file(str(folder / "model.safetensors")).items():
+        for old, new in RENAMED.items():
+            name = name.replace(old, new)
+        if name in own and own[name].shape == tensor.shape:
+            found[name] = tensor
+    model.load_state_dict(found, strict=False)
+    return sorted(found)
+
+
 def _salient_places(model):
     """The patch positions drawn as strong as the patch contents (transformers draws them 14 times weaker, and a
     model this small then hardly learns where things are: left of, right of, moving which way)."""
