@@ -199,8 +199,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         sub, "build", "a world model built idle and beside a busy torch job",
         "Build a world model (default clip-world) in a fresh data home on an idle machine, then again beside a "
         "torch job multiplying matrices on 2 threads, and print both times, their ratio (target: at most 2.2x) and "
-        "whether the two builds wrote identical weights.",
-        "examples:\n  foilbench perf build\n  foilbench perf build --model xclip-world --scale 0.1")
+        "whether the two builds wrote identical weights; a model built with others it needs (X-CLIP starts from the "
+        "CLIP; the Qwen2-VLs learn from the X-CLIP) gets a line for each of them too.",
+        "examples:\n  foilbench perf build\n  foilbench perf build --model xclip-world --scale 0.1\n"
+        "  foilbench perf build --model qwen2vl-world-biased    # every world model, about 25 minutes")
     build.add_argument("--model", default="clip-world", help="the world model to build (default clip-world)")
     build.add_argument("--scale", type=float, default=1.0,
                        help="share of the full training split and steps (default 1: the demo's build)")

@@ -21,6 +21,26 @@ def test_perf_build_prints_both_times_their_ratio_and_identical_weights(capsys):
     assert found[5] == "yes"
 
 
+@pytest.mark.slow
+def test_perf_build_of_a_model_that_needs_others_gives_each_its_own_times_and_identity(capsys):
+    from bench.devkit.train.build import needed
+
+    assert main(["perf", "build", "--model", "xclip-world", "--scale", "0.02"]) == 0
+    out = capsys.readouterr().out
+    line = r"idle ([\d.]+) s, beside a 2-thread torch job ([\d.]+) s, ratio ([\d.]+)x \(target <= 2.2x: (met|missed)\); " \
+           r"weights identical: (yes|NO)"
+    each = {m[0]: m for m in re.findall(r"^  ([\w-]+): " + line, out, flags=re.M)}
+    assert list(each) == needed(["xclip-world"]) == ["clip-world", "xclip-world"]
+    whole = re.search(r"^xclip-world with the models it needs: " + line, out, flags=re.M)
+    assert whole, out
+    for name, idle, busy, ratio, verdict, same in each.values():
+        assert float(ratio) == pytest.approx(float(busy) / float(idle), abs=0.01), name
+        assert verdict == ("met" if float(ratio) <= 2.2 else "missed") and same == "yes", name
+    # each model's stamp times its own build; the whole build adds the child process and the reading of the split
+    assert sum(float(m[1]) for m in each.values()) <= float(whole[1])
+    assert whole[5] == "yes"
+
+
 def test_perf_build_refuses_an_unknown_model_in_one_line(capsys):
     assert main(["perf", "build", "--model", "gpt"]) != 0
     assert "--model must be one of clip-world" in capsys.readouterr().err

@@ -1,5 +1,6 @@
-"""``foilbench perf build``: a world model built on an idle machine and again beside a busy torch job, both times,
-their ratio and whether the two builds wrote the same weights.
+"""``foilbench perf build``: a world model (with the models it needs) built on an idle machine and again beside a busy
+torch job, both times, their ratio and whether the two builds wrote the same weights, for it and for each model it
+needed (each from its stamp's measured seconds).
 
 The busy job is what a user's other work looks like: a child process multiplying matrices on ``threads`` torch threads
 with OpenMP's default wait policy, until the second build ends. Each build starts from a fresh data home whose training
@@ -20,21 +21,27 @@ BUSY = ("import torch\ntorch.set_num_threads({threads})\na = torch.randn(512, 51
         ".clamp(-1, 1)\n")
 
 
-def timed_build(model: str, home: Path, scale) -> tuple[float, str]:
-    """Seconds to build ``model`` into ``home`` (its training split made first, untimed) and its weights' digest."""
-    from bench.devkit.train.build import models_home, trained_model
+def timed_build(model: str, home: Path, scale) -> tuple[float, dict[str, tuple[float, str]]]:
+    """Seconds to build ``model`` into ``home`` (its training split made first, untimed), and for it and each model
+    it needs, in build order, the seconds its stamp measured and its weights' digest."""
+    from bench.devkit.train.build import build_seconds, models_home, needed, trained_model
     from bench.devkit.world.split import training_split
 
     training_split(models_home(home) / ".split", scale.videos_per_kind, scale.pairs, 0)
     start = time.perf_counter()
     folder = trained_model(model, home, scale=scale, progress=False)
     seconds = time.perf_counter() - start
-    return seconds, hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    each = {name: (build_seconds(name, home), _digest(folder.parent / name)) for name in needed([model])}
+    return seconds, each
+
+
+def _digest(folder: Path) -> str:
+    return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
 
 
 def measure(model: str = "clip-world", scale=None, threads: int = 2) -> dict:
     """Build ``model`` idle, then beside a busy ``threads``-thread torch job; print and return both times, the ratio
-    and whether the weights are identical."""
+    and whether the weights are identical, for the whole build and for each model in it."""
     from bench.devkit.train.build import FULL
 
     scale = scale or FULL
@@ -49,8 +56,19 @@ def measure(model: str = "clip-world", scale=None, threads: int = 2) -> dict:
         finally:
             busy_job.kill()
             busy_job.wait()
-    found = {"idle_s": idle, "busy_s": busy, "ratio": busy / idle, "identical": first == second}
-    print(f"{model}: idle {idle:.1f} s, beside a {threads}-thread torch job {busy:.1f} s, ratio {found['ratio']:.2f}x "
-          f"(target <= {TARGET}x: {'met' if found['ratio'] <= TARGET else 'missed'}); weights identical: "
-          f"{'yes' if found['identical'] else 'NO'}")
+    found = {"idle_s": idle, "busy_s": busy, "ratio": busy / idle,
+             "identical": all(first[name][1] == second[name][1] for name in first),
+             "models": {name: {"idle_s": first[name][0], "busy_s": second[name][0],
+                               "ratio": second[name][0] / first[name][0], "identical": first[name][1] == second[name][1]}
+                        for name in first}}
+    if len(first) > 1:
+        for name, each in found["models"].items():
+            print(f"  {_line(name, each, threads)}")
+    print(_line(model if len(first) == 1 else f"{model} with the models it needs", found, threads))
     return found
+
+
+def _line(name: str, found: dict, threads: int) -> str:
+    return (f"{name}: idle {found['idle_s']:.1f} s, beside a {threads}-thread torch job {found['busy_s']:.1f} s, "
+            f"ratio {found['ratio']:.2f}x (target <= {TARGET}x: {'met' if found['ratio'] <= TARGET else 'missed'}); "
+            f"weights identical: {'yes' if found['identical'] else 'NO'}")
