@@ -113,8 +113,8 @@ def _probes(model, questions, tokens, teacher, claims, rng) -> dict[str, float]:
             float(torch.nn.functional.cosine_similarity(text, target[~fit]).mean())
         found[f"layer {layer}: probe of X-CLIP's similarity, correlation"] = \
             float(torch.corrcoef(torch.stack([guess, similarity[~fit]]))[0, 1])
-        found[f"layer {layer}: that probe ranks the caption above its foil"] = float((pairs[:, 0] > pairs[:, 1])
-                                                                                       .float().mean())
+        ranked = (pairs[:, 0] > pairs[:, 1]).float().mean()
+        found[f"layer {layer}: that probe ranks the caption above its foil"] = float(ranked)
     return found
 
 
