@@ -119,19 +119,20 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
     right_of = {i: [r for r in runs if r in right_runs.get(i, ())] for i in ids}
     counts = [(len(right_of[i]), int(n[i])) for i in ids]
     intervals = {c: clopper_pearson(*c, level) for c in set(counts)}  # few distinct counts: each once
+    described = first[["subset", *labels]].to_dict("index")
     rows = []
     for item_id, (k, m), row_margins in zip(ids, counts, margins.to_numpy(float)):
         right = right_of[item_id]
         low, high = intervals[(k, m)]
         known = ~np.isnan(row_margins)
-        rows.append({"item_id": item_id, "subset": first.at[item_id, "subset"], "runs_scored": m, "runs_right": k,
+        rows.append({"item_id": item_id, "subset": described[item_id]["subset"], "runs_scored": m, "runs_right": k,
                      "difficulty": k / m, "difficulty_low": low, "difficulty_high": high, "right": right,
                      "all_fail": k == 0, "only_run": right[0] if k == 1 and m > 1 else "",
                      "disagree": 0 < k < m,
                      "mean_margin": float(np.mean(row_margins[known])) if known.any() else math.nan,
                      **{f"margin: {r}": float(v) for r, v in zip(runs, row_margins)},
                      "text": item_text(items[item_id]) if items and item_id in items else "",
-                     **{c: first.at[item_id, c] for c in labels}})
+                     **{c: described[item_id][c] for c in labels}})
     table = pd.DataFrame(rows)
     if table.empty:
         return table

@@ -119,14 +119,14 @@ class Questions:
 
     def ids(self, question: str, grid: torch.Tensor) -> list[int]:
         """Token ids of the rendered question with the placeholder repeated once per video token."""
-        key = (question, tuple(grid.tolist()))
+        key = _asked(question, grid)
         if key not in self._ids:
             self._ids[key] = self.tokenizer(self._expanded(question, grid), add_special_tokens=False).input_ids
         return self._ids[key]
 
     def positions(self, model, question: str, grid: torch.Tensor) -> torch.Tensor:
         """The M-RoPE positions (3 x length) of :meth:`ids`, as the model's ``get_rope_index`` computes them."""
-        key = (question, tuple(grid.tolist()))
+        key = _asked(question, grid)
         if key not in self._positions:
             ids = torch.tensor([self.ids(question, grid)])
             types = (ids == self.video_id).long() * VIDEO_TYPE
@@ -139,7 +139,7 @@ class Questions:
 
     def ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
         """The position of each of ``texts``' last token in :meth:`ids` (``texts`` as they appear, in order)."""
-        key = (question, tuple(grid.tolist()), tuple(texts))
+        key = (*_asked(question, grid), tuple(texts))
         if key not in self._ends:
             self._ends[key] = self._find_ends(question, grid, texts)
         return self._ends[key]
@@ -152,6 +152,11 @@ class Questions:
             start = text.index(t, start) + len(t)
             found.append(max(i for i, (a, _) in enumerate(spans) if a < start))
         return found
+
+
+def _asked(question: str, grid: torch.Tensor) -> tuple:
+    """What :class:`Questions` caches by: the question and its clip's grid of patches."""
+    return question, tuple(grid.tolist())
 
 
 def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str, list[str]]]:
