@@ -112,6 +112,31 @@ def test_perf_score_realistic_runs_end_to_end_with_shrunken_models(monkeypatch, 
     assert f"16-bit against float32 on {agreement['pairs']} pairs" in out.out
 
 
+def test_perf_score_realistic_runs_both_pipelines_on_the_device_asked_for(monkeypatch, tmp_path):
+    """The naive loop and our runner each get the device and dtype of the command (a busy-fraction wrapper once
+    swallowed ``device``, so both ran on the CPU while the GPU stayed idle)."""
+    from bench.devkit.perf import realistic, score, workload
+
+    calls = []
+
+    def recorder(name):
+        def run(*args, device="cpu", dtype="auto", **kwargs):
+            calls.append((name, device, dtype))
+            return 5
+        return run
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setattr(realistic, "save", lambda name, folder, *a: Path(folder))
+    monkeypatch.setattr(workload, "velociti_at_scale", lambda *a: types.SimpleNamespace(benchmark="velociti"))
+    monkeypatch.setattr(score, "naive", recorder("naive"))
+    monkeypatch.setattr(score, "ours", recorder("ours"))
+    monkeypatch.setattr(score, "_scores", lambda folder: (None, types.SimpleNamespace(details={})))
+    found = score.measure_realistic(["clip-vit-l14"], device="cuda:3", dtype="float32", batch_sizes=(2, 4),
+                                    root=tmp_path)
+    assert calls == [("naive", "cuda:3", "float32"), ("ours", "cuda:3", "float32"), ("ours", "cuda:3", "float32")]
+    assert [r["batch_size"] for r in found] == [2, 4] and all(r["rows"] == 5 for r in found)
+
+
 def test_fp32_agreement_compares_the_same_pairs_and_the_preferred_text(tmp_path):
     from bench.devkit.perf import score
 

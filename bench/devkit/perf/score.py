@@ -99,8 +99,9 @@ def measure(frame_count: int = 8, batch_size: int = 16) -> None:
                   f"{n_ours / t_ours:8.1f} req/s   ratio {t_naive / t_ours:5.2f}x")
 
 
-def _timed(fn, *args, device: str = "cpu", **kwargs) -> tuple[int, float, BusySampler]:
-    with BusySampler(device) as busy:
+def _timed(fn, *args, **kwargs) -> tuple[int, float, BusySampler]:
+    """``fn(*args, **kwargs)``'s result, its seconds, and the busy fraction of the device it was given."""
+    with BusySampler(kwargs.get("device", "cpu")) as busy:
         start = time.perf_counter()
         n = fn(*args, **kwargs)
         seconds = time.perf_counter() - start
