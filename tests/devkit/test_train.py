@@ -214,6 +214,7 @@ def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(h
     layers = AutoConfig.from_pretrained(build.models_home(home) / "qwen2vl-world").text_config.num_hidden_layers
     assert {f"A/B right in both orders ({name})" for name in CHOICE_PROMPTS[:-1]} <= set(found)
     assert {k.split(":")[0] for k in found if k.startswith("layer ")} == {f"layer {n}" for n in range(1, layers + 1)}
+    assert sum(k.endswith("probe of the video embedding, cosine") for k in found) == layers
     assert all(np.isfinite(v) and -1 <= v <= 1 for v in found.values())
     assert all(0 <= v <= 1 for k, v in found.items() if "cosine" not in k and "correlation" not in k)
     assert diagnose.fit_report(home, clips=4) == found  # the same clips and questions each time
@@ -222,3 +223,37 @@ def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(h
     with pytest.raises(SystemExit):
         diagnose.main(["--clips", "2"])
     assert capsys.readouterr().err.strip().endswith("--clips needs at least 4 clips, got 2")
+
+
+def test_the_video_weight_asks_the_teacher_for_the_video_of_each_rows_clip(home):
+    """With a video weight, training draws the answer position to X-CLIP's embedding of the clip each question is
+    about (played backwards only for a claim about time); at weight 0 it never asks for one."""
+    from dataclasses import replace
+
+    from bench.devkit.train import videollm
+
+    root = build.models_home(home)
+    backend = build.cpu_backend("videollm", trained_model("qwen2vl-world", home, scale=TINY, progress=False))
+    data = build.training_data(root, TINY, 0, backend.frame_fit(), progress=False)
+    teacher = build.teacher_view(build.MODELS["xclip-world"], root / "xclip-world", root, TINY, 0, data, False)
+    asked = []
+
+    class Recording(dict):
+        def __getitem__(self, key):
+            asked.append(key)
+            return super().__getitem__(key)
+
+    teacher.video = Recording(teacher.video)
+    videos = videollm.video_inputs(backend.processor, data.frames)
+    joined = dict(zip(data.joined, videollm.video_inputs(backend.processor, list(data.joined.values()))))
+    recipe = replace(build.MODELS["qwen2vl-world"].recipe, steps=2, tower_steps=0)
+    assert recipe.video_weight > 0  # the build uses it
+    for weight in (0.0, recipe.video_weight):
+        videollm.train(backend.model, backend.processor, videos, joined, data, replace(recipe, video_weight=weight),
+                       0, teacher=teacher)
+        if not weight:
+            assert asked == []
+    by_video, timed = data.claims()
+    reversible = {v for v, examples in timed.items() if any(e.reverses for e in examples)}
+    assert asked and {v for v, _ in asked} <= set(by_video)
+    assert all(v in reversible for v, backwards in asked if backwards)

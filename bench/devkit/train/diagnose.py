@@ -86,8 +86,8 @@ def _tower(tokens, teacher, claims) -> dict[str, float]:
 
 def _probes(model, questions, tokens, teacher, claims, rng) -> dict[str, float]:
     """Linear probes of each decoder layer's state at the answer position of a Yes/No question: X-CLIP's text
-    embedding of the asked text (held-out cosine), X-CLIP's similarity of text and clip (held-out correlation) and
-    whether that probe ranks the caption above its foil."""
+    embedding of the asked text and its video embedding of the clip (held-out cosines), X-CLIP's similarity of text
+    and clip (held-out correlation) and whether that probe ranks the caption above its foil."""
     from bench.devkit.train.videollm import ENTAIL_PROMPTS, answer_outputs
     from bench.scoring import prompts
 
@@ -101,16 +101,20 @@ def _probes(model, questions, tokens, teacher, claims, rng) -> dict[str, float]:
     states = answer_outputs(model, questions, rows)[2]
     at = (torch.arange(len(rows)), torch.tensor([len(questions.ids(q, video.grid[0])) - 1 for q, video in rows]))
     target = teacher.text(texts)
-    similarity = torch.stack([target[i] @ teacher.video[(v, False)] for i, v in enumerate(clips)])
+    video = torch.stack([teacher.video[(v, False)] for v in clips])
+    similarity = (target * video).sum(-1)
     fit = torch.arange(len(rows)) < 2 * (len(claims) // 2)  # whole claims on each side
     found = {}
     for layer in range(1, len(states)):
         x = torch.cat([states[layer][at], torch.ones(len(rows), 1)], dim=1)
         text = x[~fit] @ torch.linalg.lstsq(x[fit], target[fit]).solution
+        seen = x[~fit] @ torch.linalg.lstsq(x[fit], video[fit]).solution
         guess = (x[~fit] @ torch.linalg.lstsq(x[fit], similarity[fit, None]).solution)[:, 0]
         pairs = guess.view(-1, 2)
         found[f"layer {layer}: probe of the text embedding, cosine"] = \
             float(torch.nn.functional.cosine_similarity(text, target[~fit]).mean())
+        found[f"layer {layer}: probe of the video embedding, cosine"] = \
+            float(torch.nn.functional.cosine_similarity(seen, video[~fit]).mean())
         found[f"layer {layer}: probe of X-CLIP's similarity, correlation"] = \
             float(torch.corrcoef(torch.stack([guess, similarity[~fit]]))[0, 1])
         ranked = (pairs[:, 0] > pairs[:, 1]).float().mean()

@@ -8,18 +8,20 @@ representations a model this small does not find alone in minutes:
    clips and clips played backwards, computed from the video processor's output as scoring computes it.
 2. With the tower frozen (each clip's video tokens computed once, placed where the model's own forward pass places
    them), the language model learns the answers. Each question is rendered exactly as
-   ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the model's chat template, the video
-   before the question); the loss is the cross-entropy of the answer's token among the answers the question offers
-   (Yes/No, or the options' letters) at the answer position: where and what the backend compares. Entailment asks a
-   claim's caption and one of its foils of the same clip (claims about time also of the clip played backwards: their
-   foil's world), and two more terms teach it: a pairwise loss on the caption's Yes-minus-No logit over the foil's
-   (what the entailment metrics compare), and a cosine loss drawing a middle layer's state at the answer position
-   (through a linear map used only in training) to X-CLIP's text embedding of the asked caption. A multiple-choice
-   question is asked in both option orders, with a pairwise loss on the caption's A-minus-B logit when it is option A
-   over the same question's when it is option B (a lean to one letter cancels in it), and the cosine loss drawing the
-   answer position's state to the direction from option B's X-CLIP text embedding to option A's; each option is also
-   answered Yes/No at its own last token by a middle layer (through the final norm and the head), so that the last
-   layer has each option's answer to compare.
+   ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the model's chat template, the video before
+   the question); the loss is the cross-entropy of the answer's token among the answers the question offers (Yes/No, or
+   the options' letters) at the answer position: where and what the backend compares. Entailment asks a claim's caption
+   and one of its foils of the same clip (claims about time also of the clip played backwards: their foil's world), and
+   two more terms teach it: a pairwise loss on the caption's Yes-minus-No logit over the foil's (what the entailment
+   metrics compare), and a cosine loss drawing a middle layer's state at the answer position (through a linear map used
+   only in training) to X-CLIP's text embedding of the asked caption, and (through a second map) to X-CLIP's video
+   embedding of the clip asked about, so that the caption and the clip meet at the answer position for the layers above
+   to compare (and likewise at each option's last token, below). A multiple-choice question is asked in both option
+   orders, with a pairwise loss on the caption's A-minus-B logit when it is option A over the same question's when it is
+   option B (a lean to one letter cancels in it), and the cosine loss drawing the answer position's state to the
+   direction from option B's X-CLIP text embedding to option A's; each option is also answered Yes/No at its own last
+   token by a middle layer (through the final norm and the head), so that the last layer has each option's answer to
+   compare.
 
 The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
 trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
@@ -65,6 +67,7 @@ class Recipe(Schedule):
     pair_weight: float = 1.0
     text_weight: float = 2.0
     text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
+    video_weight: float = 0.0  # with a teacher: that state also learns X-CLIP's video embedding of the clip asked
     option_weight: float = 0.0  # two-option questions: Yes/No of each option read at the option's last token
     option_layer: int = 3  # the decoder layer whose output (through the final norm and the head) answers there
 
@@ -194,8 +197,10 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
     backward = dict(zip(reversible, video_tokens(model, [_backwards(videos[v], processor) for v in reversible])))
     pairs = dict(zip(joined, video_tokens(model, list(joined.values()))))
     forced = {"entail": "Yes", "choice": "A"}
-    text_map = None if teacher is None else torch.nn.Linear(model.config.text_config.hidden_size, teacher.width)
-    trained = torch.nn.ModuleList([model] + ([text_map] if text_map is not None else []))
+    width = model.config.text_config.hidden_size
+    text_map = None if teacher is None else torch.nn.Linear(width, teacher.width)
+    video_map = torch.nn.Linear(width, teacher.width) if teacher is not None and recipe.video_weight else None
+    trained = torch.nn.ModuleList([model] + [m for m in (text_map, video_map) if m is not None])
     optimizer, schedule = optimizer_and_schedule(trained, recipe)
     model.train()
     for _ in range(recipe.steps):
@@ -204,6 +209,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
         ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
         swapped: list[tuple[int, int]] = []  # two-option rows with the caption at A; the next row has it at B
         options_of: dict[int, tuple[list[str], str]] = {}  # two-option row -> its options A, B as shown, the caption
+        clip_of: dict[int, tuple[int, bool]] = {}  # row about one clip -> the clip, and whether played backwards
         for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
             claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
             kind = "choice" if rng.random() < recipe.choice else "entail"
@@ -219,6 +225,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                     for question, answer, options in both:
                         if len(options) == 2:
                             options_of[len(rows)] = (options, options["AB".index(answer)])
+                        clip_of[len(rows)] = (int(v), bool(flip))
                         rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
                                      prompts.letters(len(asked))))
                     continue
@@ -226,6 +233,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                 ranked.append(len(rows))
                 for text, answer in ((asked[0], "Yes"), (foil, "No")):
                     captions[len(rows)] = text
+                    clip_of[len(rows)] = (int(v), bool(flip))
                     rows.append((template.format(caption=text),
                                  forced[kind] if rng.random() < recipe.forced else answer, video, ("Yes", "No")))
         for p in rng.choice(len(data.split.pairs), recipe.joined, replace=False):
@@ -255,21 +263,24 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             pairs_shown = [options for options, _ in options_of.values()]
             target = torch.cat(([teacher.text(list(captions.values()))] if captions else []) +
                                ([_contrast(teacher, pairs_shown)] if pairs_shown else []))
-            mapped = torch.nn.functional.normalize(text_map(states[at]), dim=-1)
-            loss = loss + recipe.text_weight * (1 - (mapped * target).sum(-1)).mean()
+            loss = loss + recipe.text_weight * _cosine_loss(text_map, states[at], target)
+        if video_map is not None and clip_of:  # the clip asked about, gathered at the answer position
+            target = torch.stack([teacher.video[c] for c in clip_of.values()])
+            loss = loss + recipe.video_weight * _cosine_loss(video_map, states[torch.tensor(list(clip_of))], target)
         if recipe.option_weight and options_of:
             loss = loss + recipe.option_weight * _option_loss(model, questions, rows, options_of, hidden, recipe,
-                                                              text_map, teacher)
+                                                              text_map, teacher, video_map, clip_of)
         take_step(trained, optimizer, schedule, loss)
         tick(1)
     model.eval()
 
 
 def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidden: tuple, recipe: Recipe,
-                 text_map, teacher: Teacher | None) -> torch.Tensor:
+                 text_map, teacher: Teacher | None, video_map=None, clip_of: dict | None = None) -> torch.Tensor:
     """Each option of a two-option question answered Yes (the caption) or No (the foil) at its own last token, by
     decoder layer ``recipe.option_layer`` through the final norm and the head; with a teacher, layer
-    ``recipe.text_layer`` there also drawn to X-CLIP's embedding of the option."""
+    ``recipe.text_layer`` there also drawn to X-CLIP's embedding of the option (and with ``video_map``, to its
+    video embedding of the row's clip, ``clip_of[row]``)."""
     where, said, texts = [], [], []
     for r, (options, caption) in options_of.items():
         question, _, video, _ = rows[r]
@@ -282,9 +293,17 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
     logits = model.lm_head(decoder.norm(hidden[recipe.option_layer][at]))
     loss = answer_loss(logits, questions, [(s, ("Yes", "No")) for s in said])
     if text_map is not None:
-        mapped = torch.nn.functional.normalize(text_map(hidden[recipe.text_layer][at]), dim=-1)
-        loss = loss + (1 - (mapped * teacher.text(texts)).sum(-1)).mean()
+        loss = loss + _cosine_loss(text_map, hidden[recipe.text_layer][at], teacher.text(texts))
+    if video_map is not None:
+        target = torch.stack([teacher.video[clip_of[r]] for r, _ in where])
+        loss = loss + recipe.video_weight * _cosine_loss(video_map, hidden[recipe.text_layer][at], target)
     return loss
+
+
+def _cosine_loss(mapping: torch.nn.Module, states: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """One minus the mean cosine of ``mapping(states)`` with the (normalised) ``target`` rows."""
+    mapped = torch.nn.functional.normalize(mapping(states), dim=-1)
+    return (1 - (mapped * target).sum(-1)).mean()
 
 
 def _contrast(teacher: Teacher, options: list[list[str]]) -> torch.Tensor:
