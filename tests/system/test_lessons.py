@@ -184,7 +184,8 @@ def test_the_video_llm_asked_ab_is_near_chance_without_the_video(ab_runs):
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32 point 3 open: build 14 (seed 0) answers A on 68 % of VITATECS's and "
-                                      "VELOCITI's first 150 items (build 13: 76 %; 56 % over all the demo's A/B answers)")
+                                      "VELOCITI's first 150 items (build 13: 76 %; 56 % over all the demo's A/B "
+                                      "answers)")
 def test_the_video_llm_asked_ab_uses_both_letters(ab_runs):
     """The Qwen2-VL answers "A" 35-65 % of the time over both benchmarks (as the demo measures it). A pipeline that
     swaps options or letters, or a model taught one order only (build 10: "A" 12.8 %), fails it."""
