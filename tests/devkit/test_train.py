@@ -230,8 +230,6 @@ def test_the_video_weight_asks_the_teacher_for_the_video_of_each_rows_clip(home)
     about (played backwards only for a claim about time); at weight 0 it never asks for one."""
     from dataclasses import replace
 
-    from bench.devkit.train import videollm
-
     root = build.models_home(home)
     backend = build.cpu_backend("videollm", trained_model("qwen2vl-world", home, scale=TINY, progress=False))
     data = build.training_data(root, TINY, 0, backend.frame_fit(), progress=False)
@@ -244,13 +242,10 @@ def test_the_video_weight_asks_the_teacher_for_the_video_of_each_rows_clip(home)
             return super().__getitem__(key)
 
     teacher.video = Recording(teacher.video)
-    videos = videollm.video_inputs(backend.processor, data.frames)
-    joined = dict(zip(data.joined, videollm.video_inputs(backend.processor, list(data.joined.values()))))
     recipe = replace(build.MODELS["qwen2vl-world"].recipe, steps=2, tower_steps=0)
     assert recipe.video_weight > 0  # the build uses it
     for weight in (0.0, recipe.video_weight):
-        videollm.train(backend.model, backend.processor, videos, joined, data, replace(recipe, video_weight=weight),
-                       0, teacher=teacher)
+        build._train_videollm(backend, data, replace(recipe, video_weight=weight), 0, lambda n: None, teacher)
         if not weight:
             assert asked == []
     by_video, timed = data.claims()
