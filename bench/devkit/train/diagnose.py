@@ -58,11 +58,10 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     ``option_layer`` through the final norm and the head, as training teaches it) ranking the caption above its foil
     in both orders; then Yes/No ranking the caption above its foil."""
     from bench.devkit.train.build import MODELS
-    from bench.devkit.train.videollm import CHOICE_PROMPTS, answer_outputs
+    from bench.devkit.train.videollm import CHOICE_PROMPTS, answer_outputs, option_logits
     from bench.scoring import prompts
 
     layer = MODELS["qwen2vl-world"].recipe.option_layer
-    decoder = model.model.language_model
     found = {}
     for name in CHOICE_PROMPTS[:-1]:
         shown = prompts.OPTION_STYLE.get(name, lambda text: text)
@@ -77,7 +76,7 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
             ranked = []
             for i, ((question, video), order) in enumerate(zip(rows, orders)):
                 ends = questions.ends(question, video.grid[0], [shown(o) for o in order])
-                said = model.lm_head(decoder.norm(hidden[layer][i, ends]))
+                said = option_logits(model, hidden, layer, (i, ends))
                 yes = said[:, questions.answer["Yes"]] - said[:, questions.answer["No"]]
                 ranked.append(bool(yes[order.index(caption)] > yes[order.index(foil)]))
             ends_right.append(all(ranked))

@@ -289,8 +289,7 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
             said.append("Yes" if option == caption else "No")
             texts.append(option)
     at = (torch.tensor([r for r, _ in where]), torch.tensor([e for _, e in where]))
-    decoder = model.model.language_model
-    logits = model.lm_head(decoder.norm(hidden[recipe.option_layer][at]))
+    logits = option_logits(model, hidden, recipe.option_layer, at)
     loss = answer_loss(logits, questions, [(s, ("Yes", "No")) for s in said])
     if text_map is not None:
         loss = loss + _cosine_loss(text_map, hidden[recipe.text_layer][at], teacher.text(texts))
@@ -298,6 +297,12 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
         target = torch.stack([teacher.video[clip_of[r]] for r, _ in where])
         loss = loss + recipe.video_weight * _cosine_loss(video_map, hidden[recipe.text_layer][at], target)
     return loss
+
+
+def option_logits(model, hidden: tuple[torch.Tensor, ...], layer: int, at) -> torch.Tensor:
+    """The answer logits that decoder layer ``layer``'s states (``hidden``: every layer's) give at positions ``at``
+    through the final norm and the head: how an option answers Yes/No at its own last token."""
+    return model.lm_head(model.model.language_model.norm(hidden[layer][at]))
 
 
 def _cosine_loss(mapping: torch.nn.Module, states: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
