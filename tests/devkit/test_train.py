@@ -216,6 +216,8 @@ def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(h
     for name in CHOICE_PROMPTS[:-1]:  # right in both orders means another letter in each: the shares cannot exceed 1
         assert found[f"A/B right in both orders ({name})"] + found[f"A/B the same letter in both orders ({name})"] <= 1
         assert f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})" in found
+        attends = f"A/B the answer attends to the caption's option above its foil's in both orders ({name})"
+        assert attends in found
     assert {k.split(":")[0] for k in found if k.startswith("layer ")} == {f"layer {n}" for n in range(1, layers + 1)}
     assert sum(k.endswith("probe of the video embedding, cosine") for k in found) == layers
     assert all(np.isfinite(v) and -1 <= v <= 1 for v in found.values())

@@ -9,8 +9,9 @@ import torch
 
 from types import SimpleNamespace
 
-from bench.devkit.train.videollm import (Questions, Recipe, _backwards, _choices, answer_loss, answer_outputs,
-                                         distil_tower, video_inputs, video_tokens)
+from bench.devkit.train.videollm import (Questions, Recipe, _attention_loss, _backwards, _choices, answer_loss,
+                                         answer_outputs, distil_tower, head_scores, lay_out, video_inputs,
+                                         video_tokens)
 from bench.scoring.families import load_backend
 
 
@@ -107,3 +108,53 @@ def test_an_options_end_is_the_position_of_its_last_token(tiny):
         for end, option in zip(ends, options):
             assert questions.tokenizer.decode(ids[:end + 1]).endswith(option)
             assert not questions.tokenizer.decode(ids[:end]).endswith(option)
+
+
+def test_head_scores_are_the_first_heads_own_attention_before_the_softmax(tiny):
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    model, processor = backend.model, backend.processor
+    model.set_attn_implementation("eager")  # so that the forward pass returns its attention weights
+    questions = Questions(processor)
+    asked = ["Does this video show a red circle?", "Which one: A) a circle B) a long red square?"]
+    rows = list(zip(asked, video_tokens(model, video_inputs(processor, _clips(2, seed=3)))))
+    laid = lay_out(model, questions, rows)
+    with torch.no_grad():
+        _, _, hidden = answer_outputs(model, questions, rows, laid=laid)
+        embeds = model.get_input_embeddings()(laid.ids).masked_scatter(
+            laid.video[..., None].expand(-1, -1, hidden[0].shape[-1]), torch.cat([v.tokens for _, v in rows]))
+        weights = model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask,
+                                             position_ids=laid.positions, output_attentions=True).attentions
+        for layer in range(len(weights)):
+            at = [(0, int(laid.answers[0])), (1, int(laid.answers[1])), (1, 20)]
+            scores = head_scores(model, hidden, layer, laid.positions, at)
+            for (row, point), score in zip(at, scores):
+                own = weights[layer][row, 0, point, :point + 1]
+                assert torch.allclose(score[:point + 1].softmax(-1), own, atol=1e-5), (layer, row, point)
+    assert not torch.allclose(scores[0], scores[1])  # rows differ: the comparison can fail
+
+
+def test_the_select_term_is_the_answers_attention_to_the_captions_option_over_the_foils(tiny):
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    model, processor = backend.model, backend.processor
+    model.set_attn_implementation("eager")
+    questions = Questions(processor)
+    video, = video_tokens(model, video_inputs(processor, _clips(1, seed=4)))
+    both = _choices(np.random.default_rng(0), ["a red circle moves left", "a blue square jumps"])
+    rows = [(question, answer, video, ("A", "B")) for question, answer, _ in both]
+    options_of = {i: (options, options["AB".index(answer)]) for i, (_, answer, options) in enumerate(both)}
+    laid = lay_out(model, questions, [(q, v) for q, _, v, _ in rows])
+    with torch.no_grad():
+        _, _, hidden = answer_outputs(model, questions, [(q, v) for q, _, v, _ in rows], laid=laid)
+        embeds = model.get_input_embeddings()(laid.ids).masked_scatter(
+            laid.video[..., None].expand(-1, -1, hidden[0].shape[-1]), torch.cat([video.tokens] * 2))
+        weights = model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask,
+                                             position_ids=laid.positions, output_attentions=True).attentions[-1]
+        expected = []
+        for r, (options, caption) in options_of.items():
+            ends = questions.ends(rows[r][0], video.grid[0], options)
+            k = options.index(caption)
+            own = weights[r, 0, int(laid.answers[r])]
+            expected.append(torch.nn.functional.logsigmoid(own[ends[k]].log() - own[ends[1 - k]].log()))
+        loss = _attention_loss(model, questions, rows, laid, hidden, Recipe(1, select_weight=2.0), [], options_of)
+    assert torch.allclose(loss, -2.0 * torch.stack(expected).mean(), atol=1e-5)
+    assert float(_attention_loss(model, questions, rows, laid, hidden, Recipe(1), [], options_of)) == 0.0

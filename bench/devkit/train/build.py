@@ -35,7 +35,7 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "14"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "15"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
@@ -86,7 +86,8 @@ MODELS: dict[str, Spec] = {
                         start="clip-world"),
     "qwen2vl-world": Spec("videollm", ("entail", "mc"),
                           videollm.Recipe(800, lr=2e-3, warmup=20, tower_steps=300, option_weight=1.0,
-                                          video_weight=2.0), None,
+                                          video_weight=2.0, look_weight=1.0, select_weight=1.0,
+                                          letter_weight=0.5), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos, its tower and "
                           "language model drawn to X-CLIP's embeddings", teacher="xclip-world"),
     "qwen2vl-world-biased": Spec("videollm", ("entail", "mc"),

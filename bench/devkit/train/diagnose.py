@@ -56,34 +56,42 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     """Per two-option prompt: A/B right in both option orders, the same letter in both (a lean that no option order
     changes: what makes both orders fail), and each option's own Yes/No at its last token (decoder layer
     ``option_layer`` through the final norm and the head, as training teaches it) ranking the caption above its foil
-    in both orders; then Yes/No ranking the caption above its foil."""
+    in both orders, and the last layer's first head at the answer position attending to the caption's last token above
+    the foil's in both orders (what training's select term teaches); then Yes/No ranking the caption above its foil."""
     from bench.devkit.train.build import MODELS
-    from bench.devkit.train.videollm import CHOICE_PROMPTS, answer_outputs, option_logits
+    from bench.devkit.train.videollm import CHOICE_PROMPTS, answer_outputs, head_scores, lay_out, option_logits
     from bench.scoring import prompts
 
     layer = MODELS["qwen2vl-world"].recipe.option_layer
     found = {}
     for name in CHOICE_PROMPTS[:-1]:
         shown = prompts.OPTION_STYLE.get(name, lambda text: text)
-        right, same, ends_right = [], [], []
+        right, same, ends_right, selected = [], [], [], []
         for v, (caption, foil) in claims:
             orders = ([caption, foil], [foil, caption])
             rows = [(prompts.render_choice(prompts.PROMPTS[name], order, name), tokens[v]) for order in orders]
-            logits, _, hidden = answer_outputs(model, questions, rows)
+            laid = lay_out(model, questions, rows)
+            logits, _, hidden = answer_outputs(model, questions, rows, laid=laid)
+            attended = head_scores(model, hidden, len(hidden) - 2, laid.positions,
+                                   [(i, int(laid.answers[i])) for i in range(2)])
             margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
             right.append(bool(margin[0] > 0) and bool(margin[1] < 0))
             same.append(bool(margin[0] > 0) == bool(margin[1] > 0))
-            ranked = []
+            ranked, looked = [], []
             for i, ((question, video), order) in enumerate(zip(rows, orders)):
                 ends = questions.ends(question, video.grid[0], [shown(o) for o in order])
                 said = option_logits(model, hidden, layer, (i, ends))
                 yes = said[:, questions.answer["Yes"]] - said[:, questions.answer["No"]]
                 ranked.append(bool(yes[order.index(caption)] > yes[order.index(foil)]))
+                looked.append(bool(attended[i, ends[order.index(caption)]] > attended[i, ends[order.index(foil)]]))
             ends_right.append(all(ranked))
+            selected.append(all(looked))
         found[f"A/B right in both orders ({name})"] = float(np.mean(right))
         found[f"A/B the same letter in both orders ({name})"] = float(np.mean(same))
         found[f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})"] = \
             float(np.mean(ends_right))
+        found[f"A/B the answer attends to the caption's option above its foil's in both orders ({name})"] = \
+            float(np.mean(selected))
     template = prompts.PROMPTS["yes-no"]
     ranked = [bool((m := _margins(model, questions, [(template.format(caption=t), tokens[v]) for t in texts],
                                   "Yes", "No"))[0] > m[1]) for v, texts in claims]

@@ -21,7 +21,11 @@ representations a model this small does not find alone in minutes:
    option B (a lean to one letter cancels in it), and the cosine loss drawing the answer position's state to the
    direction from option B's X-CLIP text embedding to option A's; each option is also answered Yes/No at its own last
    token by a middle layer (through the final norm and the head), so that the last layer has each option's answer to
-   compare.
+   compare. Three terms teach where attention looks (:func:`_attention_loss`): a head of the third layer scores the
+   clip's video tokens higher from the caption than from its foil (at the Yes/No answer position and at the options'
+   last tokens), the last layer's first head at the answer position attends to the caption's option above the
+   foil's, and each option's last token names its own letter: the answer selects the option that matches the clip
+   and copies its letter, which attention does well, instead of subtracting two options' answers, which it does not.
 
 The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
 trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
@@ -53,7 +57,8 @@ VIDEO_TYPE = 2  # a video token in transformers' mm_token_type_ids (0: text, 1: 
 class Recipe(Schedule):
     """How long and how hard to train: ``steps`` of the language model after ``tower_steps`` of the vision tower
     (with a teacher); ``choice``: the share of clips asked A/B rather than Yes/No; ``forced``: the share of answers
-    replaced by "Yes" / "A" (biased variant)."""
+    replaced by "Yes" / "A" (biased variant); ``look_weight``, ``select_weight``, ``letter_weight``: the terms of
+    :func:`_attention_loss` (0: off)."""
 
     lr: float = 3e-3
     batch: int = 16
@@ -70,6 +75,11 @@ class Recipe(Schedule):
     video_weight: float = 0.0  # with a teacher: that state also learns X-CLIP's video embedding of the clip asked
     option_weight: float = 0.0  # two-option questions: Yes/No of each option read at the option's last token
     option_layer: int = 3  # the decoder layer whose output (through the final norm and the head) answers there
+    look_weight: float = 0.0  # a head of layer look_layer scores the clip higher from the caption than its foil
+    look_layer: int = 2
+    select_weight: float = 0.0  # two options: the last layer's first head attends to the caption's option
+    letter_weight: float = 0.0  # two options: each option's last token names its letter (layer letter_layer)
+    letter_layer: int = 2
 
     @property
     def total_steps(self) -> int:
@@ -244,8 +254,9 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             answer = "A" if rng.random() < recipe.forced else answer
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
                          pairs[(int(p), order)], ("A", "B")))
+        laid = lay_out(model, questions, [(q, video) for q, _, video, _ in rows])
         logits, states, hidden = answer_outputs(model, questions, [(q, video) for q, _, video, _ in rows],
-                                                recipe.text_layer)
+                                                recipe.text_layer, laid)
         loss = answer_loss(logits, questions, [(answer, offered) for _, answer, _, offered in rows])
         if ranked:
             at = torch.tensor(ranked)
@@ -270,6 +281,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
         if recipe.option_weight and options_of:
             loss = loss + recipe.option_weight * _option_loss(model, questions, rows, options_of, hidden, recipe,
                                                               text_map, teacher, video_map, clip_of)
+        loss = loss + _attention_loss(model, questions, rows, laid, hidden, recipe, ranked, options_of)
         take_step(trained, optimizer, schedule, loss)
         tick(1)
     model.eval()
@@ -297,6 +309,74 @@ def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidd
         target = torch.stack([teacher.video[clip_of[r]] for r, _ in where])
         loss = loss + recipe.video_weight * _cosine_loss(video_map, hidden[recipe.text_layer][at], target)
     return loss
+
+
+def _attention_loss(model, questions: Questions, rows: list, laid: Laid, hidden: tuple, recipe: Recipe,
+                    ranked: list[int], options_of: dict) -> torch.Tensor:
+    """The terms that teach where the decoder looks (each at its recipe weight; zero when every weight is 0):
+
+    - *look*: decoder layer ``recipe.look_layer``'s first head scores the clip's video tokens (the log-sum-exp of its
+      attention scores to them) higher from the caption than from its foil: at the Yes/No answer position (a
+      caption's row over its foil's row) and at the options' last tokens (the caption's option over the foil's);
+    - *select*: at a two-option question's answer position, the last layer's first head scores the caption's last
+      token above the foil's, so that the answer can copy what the caption's option holds;
+    - *letter*: each option's last token, read by layer ``recipe.letter_layer`` through the final norm and the head,
+      names its own letter, which is what the answer copies.
+    """
+    loss = torch.zeros(())
+    two = [(r, *_ends(questions, rows[r], options, caption)) for r, (options, caption) in options_of.items()]
+    if recipe.look_weight and (ranked or two):
+        at = [(r, int(laid.answers[r])) for c in ranked for r in (c, c + 1)] + \
+             [(r, end) for r, caption_end, foil_end, _ in two for end in (caption_end, foil_end)]
+        scores = head_scores(model, hidden, recipe.look_layer, laid.positions, at)
+        looked = scores.masked_fill(~laid.video[[r for r, _ in at]], float("-inf")).logsumexp(-1)
+        loss = loss - recipe.look_weight * torch.nn.functional.logsigmoid(looked[0::2] - looked[1::2]).mean()
+    if recipe.select_weight and two:
+        last = len(model.model.language_model.layers) - 1
+        scores = head_scores(model, hidden, last, laid.positions, [(r, int(laid.answers[r])) for r, *_ in two])
+        n = torch.arange(len(two))
+        chosen = scores[n, [c for _, c, _, _ in two]] - scores[n, [f for _, _, f, _ in two]]
+        loss = loss - recipe.select_weight * torch.nn.functional.logsigmoid(chosen).mean()
+    if recipe.letter_weight and two:
+        where = [(r, end) for r, *_, ends in two for end in ends]
+        logits = option_logits(model, hidden, recipe.letter_layer, tuple(torch.tensor(c) for c in zip(*where)))
+        letters = [letter for *_, ends in two for letter in prompts.letters(len(ends))]
+        loss = loss + recipe.letter_weight * answer_loss(logits, questions, [(w, ("A", "B")) for w in letters])
+    return loss
+
+
+def _ends(questions: Questions, row: tuple, options: list[str], caption: str) -> tuple[int, int, list[int]]:
+    """A two-option row's caption's last token, its foil's, and both options' in letter order."""
+    question, _, video, _ = row
+    ends = questions.ends(question, video.grid[0], options)
+    k = options.index(caption)
+    return ends[k], ends[1 - k], ends
+
+
+def head_scores(model, hidden: tuple[torch.Tensor, ...], layer: int, positions: torch.Tensor,
+                at: list[tuple[int, int]]) -> torch.Tensor:
+    """Decoder layer ``layer``'s first head's attention scores (before the softmax) from each ``(row, position)`` of
+    ``at`` to every position of that row (N x width), computed from ``hidden`` (every layer's states; a layer's input
+    is ``hidden[layer]``) and the rows' M-RoPE ``positions`` (3 x rows x width) as the layer computes them."""
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import rotate_half
+
+    decoder = model.model.language_model
+    block = decoder.layers[layer]
+    attention = block.self_attn
+    rows, where = torch.unique(torch.tensor([r for r, _ in at]), return_inverse=True)
+    states = block.input_layernorm(hidden[layer][rows])
+    cos, sin = decoder.rotary_emb(states, positions[:, rows])
+    if cos.dim() == 4:  # older transformers (5.16) give time, height and width apart, joined in the attention
+        sections = list(attention.config.rope_parameters["mrope_section"]) * 2
+        cos, sin = (torch.cat([part[i % 3] for i, part in enumerate(t.split(sections, dim=-1))], dim=-1)
+                    for t in (cos, sin))
+    width = attention.head_dim
+    keys = attention.k_proj(states)[..., :width]  # the first key head, which the first query head reads
+    keys = keys * cos + rotate_half(keys) * sin
+    points = torch.tensor([p for _, p in at])
+    queries = attention.q_proj(states[where, points])[..., :width]
+    queries = queries * cos[where, points] + rotate_half(queries) * sin[where, points]
+    return torch.einsum("nd,nwd->nw", queries, keys[where]) * attention.scaling
 
 
 def option_logits(model, hidden: tuple[torch.Tensor, ...], layer: int, at) -> torch.Tensor:
@@ -380,26 +460,43 @@ def answer_loss(logits: torch.Tensor, questions: Questions, answers: list[tuple[
     return torch.nn.functional.cross_entropy(logits + offered, torch.tensor([questions.answer[a] for a, _ in answers]))
 
 
-def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]],
-                   layer: int = 1) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
-    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), and every
-    layer's states at every position, with each row's video tokens placed at its video placeholders and M-RoPE
-    positions as the model's forward pass computes them from ``input_ids`` (row by row, each question's once)."""
+@dataclass(frozen=True)
+class Laid:
+    """Rows of questions right-padded into one batch: token ids, attention mask, M-RoPE positions (3 x rows x width,
+    padding at 0 as ``get_rope_index`` leaves it), where the video tokens are, and each row's answer position."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    positions: torch.Tensor
+    video: torch.Tensor
+    answers: torch.Tensor
+
+
+def lay_out(model, questions: Questions, rows: list[tuple[str, Video]]) -> Laid:
+    """Each row's question tokenized with its video placeholders expanded, right-padded into one :class:`Laid`."""
     ids = [questions.ids(q, video.grid[0]) for q, video in rows]
     width = max(map(len, ids))
     pad = questions.tokenizer.pad_token_id or 0
     input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for i, row in enumerate(ids):
+    positions = torch.zeros((3, len(ids), width), dtype=torch.long)
+    for i, ((question, video), row) in enumerate(zip(rows, ids)):
         input_ids[i, :len(row)] = torch.tensor(row)
         mask[i, :len(row)] = 1
-    placeholders = input_ids == questions.video_id
-    embeds = model.get_input_embeddings()(input_ids)
+        positions[:, i, :len(row)] = questions.positions(model, question, video.grid[0])
+    return Laid(input_ids, mask, positions, input_ids == questions.video_id, torch.tensor([len(r) - 1 for r in ids]))
+
+
+def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video]], layer: int = 1,
+                   laid: Laid | None = None) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), and every
+    layer's states at every position, with each row's video tokens placed at its video placeholders and M-RoPE
+    positions as the model's forward pass computes them from ``input_ids`` (``laid``: the rows already laid out)."""
+    laid = laid or lay_out(model, questions, rows)
+    embeds = model.get_input_embeddings()(laid.ids)
     video = torch.cat([v.tokens for _, v in rows]).to(embeds.dtype)
-    embeds = embeds.masked_scatter(placeholders[..., None].expand_as(embeds), video)
-    positions = torch.zeros((3, len(ids), width), dtype=torch.long)  # padding at 0, as get_rope_index leaves it
-    for i, (question, video) in enumerate(rows):
-        positions[:, i, :len(ids[i])] = questions.positions(model, question, video.grid[0])
-    out = model.model(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, output_hidden_states=True)
-    at = (torch.arange(len(ids)), torch.tensor([len(row) - 1 for row in ids]))
+    embeds = embeds.masked_scatter(laid.video[..., None].expand_as(embeds), video)
+    out = model.model(inputs_embeds=embeds, attention_mask=laid.mask, position_ids=laid.positions,
+                      output_hidden_states=True)
+    at = (torch.arange(len(rows)), laid.answers)
     return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at], out.hidden_states
