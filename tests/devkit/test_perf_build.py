@@ -16,9 +16,14 @@ def test_perf_build_prints_both_times_their_ratio_and_identical_weights(capsys):
                       r"(met|missed)\); weights identical: (yes|NO)", out)
     assert found, out
     idle, busy, ratio = (float(found[i]) for i in (1, 2, 3))
-    assert ratio == pytest.approx(busy / idle, abs=0.01)
+    assert _within_printed_rounding(ratio, idle, busy)
     assert found[4] == ("met" if ratio <= 2.2 else "missed")
     assert found[5] == "yes"
+
+
+def _within_printed_rounding(ratio: float, idle: float, busy: float) -> bool:
+    """Whether a ratio printed to 0.01 is busy / idle for some times that print as ``idle`` and ``busy`` (0.1 s)."""
+    return (busy - 0.05) / (idle + 0.05) - 0.005 <= ratio <= (busy + 0.05) / (idle - 0.05) + 0.005
 
 
 @pytest.mark.slow
@@ -34,7 +39,7 @@ def test_perf_build_of_a_model_that_needs_others_gives_each_its_own_times_and_id
     whole = re.search(r"^xclip-world with the models it needs: " + line, out, flags=re.M)
     assert whole, out
     for name, idle, busy, ratio, verdict, same in each.values():
-        assert float(ratio) == pytest.approx(float(busy) / float(idle), abs=0.01), name
+        assert _within_printed_rounding(float(ratio), float(idle), float(busy)), name
         assert verdict == ("met" if float(ratio) <= 2.2 else "missed") and same == "yes", name
     # each model's stamp times its own build; the whole build adds the child process and the reading of the split
     assert sum(float(m[1]) for m in each.values()) <= float(whole[1])
