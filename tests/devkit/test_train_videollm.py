@@ -110,6 +110,15 @@ def test_an_options_end_is_the_position_of_its_last_token(tiny):
             assert not questions.tokenizer.decode(ids[:end]).endswith(option)
 
 
+def _eager_attentions(model, laid, rows) -> tuple[torch.Tensor, ...]:
+    """Every decoder layer's attention weights (rows x heads x width x width) from the model's own forward pass (eager
+    attention) over the laid-out rows with their video tokens in place."""
+    embeds = model.get_input_embeddings()(laid.ids)
+    embeds = embeds.masked_scatter(laid.video[..., None].expand_as(embeds), torch.cat([v.tokens for _, v in rows]))
+    return model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask, position_ids=laid.positions,
+                                      output_attentions=True).attentions
+
+
 def test_head_scores_are_the_first_heads_own_attention_before_the_softmax(tiny):
     backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
     model, processor = backend.model, backend.processor
@@ -120,10 +129,7 @@ def test_head_scores_are_the_first_heads_own_attention_before_the_softmax(tiny):
     laid = lay_out(model, questions, rows)
     with torch.no_grad():
         _, _, hidden = answer_outputs(model, questions, rows, laid=laid)
-        embeds = model.get_input_embeddings()(laid.ids).masked_scatter(
-            laid.video[..., None].expand(-1, -1, hidden[0].shape[-1]), torch.cat([v.tokens for _, v in rows]))
-        weights = model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask,
-                                             position_ids=laid.positions, output_attentions=True).attentions
+        weights = _eager_attentions(model, laid, rows)
         for layer in range(len(weights)):
             at = [(0, int(laid.answers[0])), (1, int(laid.answers[1])), (1, 20)]
             scores = head_scores(model, hidden, layer, laid.positions, at)
@@ -142,13 +148,11 @@ def test_the_select_term_is_the_answers_attention_to_the_captions_option_over_th
     both = _choices(np.random.default_rng(0), ["a red circle moves left", "a blue square jumps"])
     rows = [(question, answer, video, ("A", "B")) for question, answer, _ in both]
     options_of = {i: (options, options["AB".index(answer)]) for i, (_, answer, options) in enumerate(both)}
-    laid = lay_out(model, questions, [(q, v) for q, _, v, _ in rows])
+    asked = [(q, v) for q, _, v, _ in rows]
+    laid = lay_out(model, questions, asked)
     with torch.no_grad():
-        _, _, hidden = answer_outputs(model, questions, [(q, v) for q, _, v, _ in rows], laid=laid)
-        embeds = model.get_input_embeddings()(laid.ids).masked_scatter(
-            laid.video[..., None].expand(-1, -1, hidden[0].shape[-1]), torch.cat([video.tokens] * 2))
-        weights = model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask,
-                                             position_ids=laid.positions, output_attentions=True).attentions[-1]
+        _, _, hidden = answer_outputs(model, questions, asked, laid=laid)
+        weights = _eager_attentions(model, laid, asked)[-1]
         expected = []
         for r, (options, caption) in options_of.items():
             ends = questions.ends(rows[r][0], video.grid[0], options)

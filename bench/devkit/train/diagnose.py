@@ -63,6 +63,7 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     from bench.scoring import prompts
 
     layer = MODELS["qwen2vl-world"].recipe.option_layer
+    last = len(model.model.language_model.layers) - 1  # the layer whose first head training's select term teaches
     found = {}
     for name in CHOICE_PROMPTS[:-1]:
         shown = prompts.OPTION_STYLE.get(name, lambda text: text)
@@ -72,8 +73,7 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
             rows = [(prompts.render_choice(prompts.PROMPTS[name], order, name), tokens[v]) for order in orders]
             laid = lay_out(model, questions, rows)
             logits, _, hidden = answer_outputs(model, questions, rows, laid=laid)
-            attended = head_scores(model, hidden, len(hidden) - 2, laid.positions,
-                                   [(i, int(laid.answers[i])) for i in range(2)])
+            attended = head_scores(model, hidden, last, laid.positions, [(i, int(laid.answers[i])) for i in range(2)])
             margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
             right.append(bool(margin[0] > 0) and bool(margin[1] < 0))
             same.append(bool(margin[0] > 0) == bool(margin[1] > 0))

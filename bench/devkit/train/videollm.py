@@ -254,9 +254,9 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
             answer = "A" if rng.random() < recipe.forced else answer
             rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
                          pairs[(int(p), order)], ("A", "B")))
-        laid = lay_out(model, questions, [(q, video) for q, _, video, _ in rows])
-        logits, states, hidden = answer_outputs(model, questions, [(q, video) for q, _, video, _ in rows],
-                                                recipe.text_layer, laid)
+        asked = [(q, video) for q, _, video, _ in rows]
+        laid = lay_out(model, questions, asked)
+        logits, states, hidden = answer_outputs(model, questions, asked, recipe.text_layer, laid)
         loss = answer_loss(logits, questions, [(answer, offered) for _, answer, _, offered in rows])
         if ranked:
             at = torch.tensor(ranked)
