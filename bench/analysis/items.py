@@ -38,16 +38,44 @@ def benchmark_of_runs(runs: Mapping[str, object]) -> str:
     return next(iter(found.values()))
 
 
-def item_outcomes(runs: Mapping[str, object]) -> tuple[pd.DataFrame, dict[str, Item]]:
+class Judgements:
+    """Each stored run's per-item judgements (:func:`~bench.metrics.pooled.item_scores`) and margins
+    (:func:`~bench.metrics.flags.run_margins`), worked out once per run for every table that asks: the sections of one
+    report share one, so a run compared with several others is judged once."""
+
+    def __init__(self) -> None:
+        # by id(run), each with its run held so that no other object can take that id meanwhile
+        self._scores: dict[int, tuple[object, pd.DataFrame]] = {}
+        self._margins: dict[int, tuple[object, pd.Series]] = {}
+
+    def scores(self, run) -> pd.DataFrame:
+        """:func:`~bench.metrics.pooled.item_scores` of ``run`` (a ``bench.store.Run``); do not modify it."""
+        if id(run) not in self._scores:
+            self._scores[id(run)] = (run, item_scores(run))
+        return self._scores[id(run)][1]
+
+    def margins(self, run) -> pd.Series:
+        """Each main item's margin in ``run``, by item id."""
+        if id(run) not in self._margins:
+            own = [it for it in run.items() if it.role == "main"]
+            found = run_margins(own, {"run": RunScores.of(run)}).set_index("item_id")["margin"]
+            self._margins[id(run)] = (run, found)
+        return self._margins[id(run)][1]
+
+
+def item_outcomes(runs: Mapping[str, object],
+                  judged: Judgements | None = None) -> tuple[pd.DataFrame, dict[str, Item]]:
     """Every run's judgement of every main item it was asked (:data:`LONG_COLUMNS` plus the items' labels), and the
-    items by id. ``runs`` maps a name to a stored run (``bench.store.Run``) of one benchmark."""
+    items by id. ``runs`` maps a name to a stored run (``bench.store.Run``) of one benchmark; ``judged``: the
+    judgements already worked out (a report's)."""
     benchmark_of_runs(runs)
+    judged = judged or Judgements()
     parts, items = [], {}
     for key, run in runs.items():
         own = [it for it in run.items() if it.role == "main"]
         items.update({it.item_id: it for it in own if it.item_id not in items})
-        rows = item_scores(run)
-        margins = run_margins(own, {key: RunScores.of(run)}).set_index("item_id")["margin"]
+        rows = judged.scores(run)
+        margins = judged.margins(run)
         rows = rows.assign(run=key, right=rows["value"].to_numpy(float) >= 1.0, scored=rows["status"] != "missing",
                            margin=rows["item_id"].map(margins).astype(float))
         labels = [c for c in rows.columns if c not in ITEM_COLUMNS and c not in LONG_COLUMNS]

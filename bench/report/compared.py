@@ -11,7 +11,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from bench.analysis.items import agreement_matrix, item_outcomes, item_table, pair_table, shared_items
+from bench.analysis.items import (Judgements, agreement_matrix, item_outcomes, item_table, pair_table,
+                                  shared_items)
 from bench.analysis.agreement import compare_pair
 from bench.frames.controls import base_policy, control_of
 from bench.metrics.intervals import clopper_pearson, holm
@@ -68,13 +69,15 @@ def _cell(k: int, n: int) -> str:
     return f"{percent(k / n)} [{percent(low)}, {percent(high)}]"
 
 
-def controls_table(runs: Sequence[Run], labels: Sequence[str] = ()) -> pd.DataFrame:
+def controls_table(runs: Sequence[Run], labels: Sequence[str] = (), judged: Judgements | None = None) -> pd.DataFrame:
     """Per full run, control and label value (and all items): both accuracies with their exact intervals on the items
-    both scored, the drop, and the exact McNemar p-value, Holm-corrected across the values of each pair."""
+    both scored, the drop, and the exact McNemar p-value, Holm-corrected across the values of each pair (``judged``:
+    the runs' judgements already worked out)."""
     label = _label(runs, labels)
+    judged = judged or Judgements()
     rows = []
     for full, control_run, control in control_pairs(runs):
-        long, _ = item_outcomes({"full": full, "control": control_run})
+        long, _ = item_outcomes({"full": full, "control": control_run}, judged)
         shared = shared_items(long, "full", "control")
         groups = [("all", shared)] + [(str(v), g) for v, g in shared.groupby(shared[label].astype(str), sort=True)
                                       if v not in ("", "None", "nan")]
@@ -98,12 +101,13 @@ def _p(value: float) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.2g}"
 
 
-def controls_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = ()) -> str:
+def controls_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = (),
+                     judged: Judgements | None = None) -> str:
     """The section "What can be solved without the video" (empty when no run is a control), by the first of
-    ``labels`` the items carry (else by subset)."""
+    ``labels`` the items carry (else by subset); ``judged``: the runs' judgements already worked out."""
     parts = []
     for benchmark, own in _by_benchmark(runs).items():
-        table = controls_table(own, labels)
+        table = controls_table(own, labels, judged)
         if table.empty:
             continue
         label = _label(own, labels)
@@ -126,16 +130,18 @@ def controls_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = ())
     return "<h2 id='controls'>What can be solved without the video</h2>\n" + "\n".join(parts)
 
 
-def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = ()) -> str:
+def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = (),
+                            judged: Judgements | None = None) -> str:
     """The section "Models compared": per benchmark with two or more full runs, the kappa matrix, the paired tests
-    per label value and the hardest items (empty when no benchmark has two)."""
+    per label value and the hardest items (empty when no benchmark has two; ``judged``: the runs' judgements already
+    worked out)."""
     parts = []
     for benchmark, own in _by_benchmark(runs).items():
         full = {r.label: r for r in own if _control(r) is None}
         if len(full) < 2:
             continue
         label = _label(own, labels)
-        long, items = item_outcomes(full)
+        long, items = item_outcomes(full, judged)
         pairs = pair_table(long, label)
         matrix = agreement_matrix(pairs).map(lambda v: "" if math.isnan(v) else f"{v:.2f}")
         matrix.index.name = "run"

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from bench import __version__
+from bench.analysis.items import Judgements
 from bench.report.compared import controls_section, models_compared_section
 from bench.report.context import CONTENTS, HEADLINE
 from bench.report.figures import metric_bars, png_width
@@ -21,7 +22,6 @@ from bench.report.runs import runs_frame
 from bench.report.tables import Table, percent, star_column, table_html
 from bench.registry import spec
 from bench.store import Run
-
 
 
 def headline_table(out: Path, benchmarks: Sequence[str]) -> Table | None:
@@ -61,17 +61,18 @@ def _headline_cell(r: Mapping, star: str) -> str:
             f"{failures}</small>")
 
 
-def pooled_section(out: Path, runs: Sequence[Run], label: str) -> str:
+def pooled_section(out: Path, runs: Sequence[Run], label: str, judged: Judgements | None = None) -> str:
     """Accuracy by the values of the item label ``label``, the runs of one name pooled over benchmarks
     (:mod:`bench.metrics.pooled`): a figure (``by-<label>.png``) and its table (``by-<label>.csv``); empty when no
-    item carries the label."""
-    from bench.metrics.pooled import pool_runs
+    item carries the label (``judged``: the runs' judgements already worked out)."""
+    from bench.metrics.pooled import pooled_table
 
     labelled = [r for r in runs if any(it.labels.get(label) for it in r.items())]
     if not labelled:
         return ""
+    judged = judged or Judgements()
     words, stem = label.replace("_", " "), f"by-{label}"
-    pooled = pool_runs(labelled, label)
+    pooled = pooled_table(pd.concat([judged.scores(r) for r in labelled], ignore_index=True), label)
     pooled.to_csv(out / f"{stem}.csv", index=False)
     rows = pooled.assign(metric="accuracy", by=label, subset=pooled["value"], value=pooled["accuracy"] / 100,
                          ci_low=pooled["low"] / 100, ci_high=pooled["high"] / 100, chance=pooled["chance"] / 100)
@@ -126,7 +127,8 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     commits = sorted({str((r.manifest.versions or {}).get("git_commit") or "")[:10] for r in runs} - {""})
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
-    pooled = {label: pooled_section(out, runs, label) for label in pool_by}
+    judged = Judgements()  # each run judged once for every section below
+    pooled = {label: pooled_section(out, runs, label, judged) for label in pool_by}
     pooled_nav = "".join(f"<a href='#by-{label}'>By {html.escape(label.replace('_', ' '))}</a> "
                          for label, section in pooled.items() if section)
     parts = ["<h1>Foilbench report</h1>",
@@ -142,7 +144,7 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
     else:
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
     parts += pooled.values()
-    parts += [controls_section(out, runs, pool_by), models_compared_section(out, runs, pool_by)]
+    parts += [controls_section(out, runs, pool_by, judged), models_compared_section(out, runs, pool_by, judged)]
     parts.append("<h2 id='runs'>Runs</h2>")
     listed = runs_frame(runs)
     listed.to_csv(out / "runs.csv", index=False)

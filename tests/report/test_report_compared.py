@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import bench.analysis.items as analysis_items
 from bench.analysis.agreement import compare_pair
 from bench.config import Manifest
 from bench.items import Clip, Item
@@ -73,3 +74,19 @@ def test_sections_are_written_with_their_tables(runs, tmp_path):
 
 def test_no_controls_and_one_model_give_no_section(runs, tmp_path):
     assert controls_section(tmp_path, runs[:1]) == "" and models_compared_section(tmp_path, runs[:1]) == ""
+
+
+def test_sections_sharing_judgements_judge_each_run_once_and_write_the_same_tables(runs, tmp_path, monkeypatch):
+    alone = tmp_path / "alone"
+    html = [controls_section(alone, runs, ["foil_type"]), models_compared_section(alone, runs, ["foil_type"])]
+    judged, calls = analysis_items.Judgements(), []
+    item_scores = analysis_items.item_scores
+    monkeypatch.setattr(analysis_items, "item_scores", lambda run: calls.append(run.label) or item_scores(run))
+    shared = tmp_path / "shared"
+    assert [controls_section(shared, runs, ["foil_type"], judged),
+            models_compared_section(shared, runs, ["foil_type"], judged)] == html
+    assert sorted(calls) == sorted(r.label for r in runs)  # X and C are in a control pair and in the comparison
+    written = sorted(p.name for p in (alone / "compared").iterdir())
+    assert written and written == sorted(p.name for p in (shared / "compared").iterdir())
+    for name in written:
+        assert (alone / "compared" / name).read_bytes() == (shared / "compared" / name).read_bytes()
