@@ -59,11 +59,12 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     in both orders, and the last layer's first head at the answer position attending to the caption's last token above
     the foil's in both orders (what training's select term teaches); then Yes/No ranking the caption above its foil."""
     from bench.devkit.train.build import MODELS
-    from bench.devkit.train.videollm import CHOICE_PROMPTS, answer_outputs, head_scores, lay_out, option_logits
+    from bench.devkit.train.videollm import (CHOICE_PROMPTS, answer_outputs, head_scores, lay_out, option_logits,
+                                             select_layer)
     from bench.scoring import prompts
 
     layer = MODELS["qwen2vl-world"].recipe.option_layer
-    last = len(model.model.language_model.layers) - 1  # the layer whose first head training's select term teaches
+    last = select_layer(model)
     found = {}
     for name in CHOICE_PROMPTS[:-1]:
         shown = prompts.OPTION_STYLE.get(name, lambda text: text)

@@ -332,8 +332,8 @@ def _attention_loss(model, questions: Questions, rows: list, laid: Laid, hidden:
         looked = scores.masked_fill(~laid.video[[r for r, _ in at]], float("-inf")).logsumexp(-1)
         loss = loss - recipe.look_weight * torch.nn.functional.logsigmoid(looked[0::2] - looked[1::2]).mean()
     if recipe.select_weight and two:
-        last = len(model.model.language_model.layers) - 1
-        scores = head_scores(model, hidden, last, laid.positions, [(r, int(laid.answers[r])) for r, *_ in two])
+        scores = head_scores(model, hidden, select_layer(model), laid.positions,
+                             [(r, int(laid.answers[r])) for r, *_ in two])
         n = torch.arange(len(two))
         chosen = scores[n, [c for _, c, _, _ in two]] - scores[n, [f for _, _, f, _ in two]]
         loss = loss - recipe.select_weight * torch.nn.functional.logsigmoid(chosen).mean()
@@ -343,6 +343,11 @@ def _attention_loss(model, questions: Questions, rows: list, laid: Laid, hidden:
         letters = [letter for *_, ends in two for letter in prompts.letters(len(ends))]
         loss = loss + recipe.letter_weight * answer_loss(logits, questions, [(w, ("A", "B")) for w in letters])
     return loss
+
+
+def select_layer(model) -> int:
+    """The decoder layer whose first head the select term teaches to attend to the caption's option: the last."""
+    return len(model.model.language_model.layers) - 1
 
 
 def _ends(questions: Questions, row: tuple, options: list[str], caption: str) -> tuple[int, int, list[int]]:
