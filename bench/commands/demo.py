@@ -27,7 +27,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
     from bench.devkit.demo import (DEMO_ITEMS, DEMO_RUNS, bias_lines, both_orders_lines, build_estimate,
-                                   foil_type_table, score_world)
+                                   foil_type_table, reference_line, score_world)
     from bench.devkit.train.build import MODELS, trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.world import ensure_sample
@@ -66,6 +66,7 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"    {name}: {MODELS[name].summary}")
     phase_done("models")
     print(f"    the models took {phases['models']:.0f} s")
+    print(f"    {reference_line(names, home)}")
     scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
     print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
     paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,

@@ -81,6 +81,20 @@ def build_estimate(names: list[str], home: Path) -> str:
     return f"rebuilding {', '.join(todo)}: about {sum(measured.values()):.0f} s, as their last build here took"
 
 
+def reference_line(names: list[str], home: Path) -> str:
+    """Whether the models built in ``home`` are, byte for byte, those the README's lessons were measured with (its
+    seed-0 column; :func:`bench.devkit.train.build.reference`)."""
+    from bench.devkit.train.build import VERSION, fingerprint, models_home, reference
+
+    recorded = reference()
+    if not all(name in recorded for name in names):
+        return f"no fingerprints of build {VERSION}'s models are recorded: nothing to compare them with"
+    if all(fingerprint(models_home(home) / name) == recorded[name] for name in names):
+        return "the same bytes as the models the README's lessons were measured with: expect its seed-0 column"
+    return ("not the bytes the README's lessons were measured with (another CPU, torch or transformers drew other "
+            "weights): expect its ranges over seeds, not its seed-0 column")
+
+
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
     """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (``*``: chance below
     the interval) with its 95 % interval; then, per set-up, its items and the range of the chance level."""

@@ -4,6 +4,9 @@
     python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
                                    [--readme README.md]
 
+With ``--readme`` at full scale it also records the default seed's models' fingerprints
+(:func:`bench.devkit.train.build.write_reference`), which the demo compares its own models with.
+
 Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
 the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world
 is the demo's (``<home>/sample-<size>``). A lesson is one cell of the demo's table (a set-up's accuracy on a foil
@@ -113,8 +116,10 @@ def write(path: Path, table: str, seeds: list[int], scale) -> None:
         f"the default build seed {DEFAULT_SEED} and its range over seeds {', '.join(map(str, seeds))}. A seed draws "
         "the models' initial weights, the training split and the order of training steps. Written by "
         f"`python -m bench.devkit.lessons --seeds {','.join(map(str, seeds))}`"
-        f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}; the demo's models are built with kernels pinned to "
-        "AVX2, so these numbers are what any x86-64 CPU with AVX2 gives.\n\n" + table + "\n")
+        f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}. The models are built with their kernels pinned "
+        "(torch's AVX2 kernels, MKL's COMPATIBLE branch, oneDNN off), so that any x86-64 CPU with AVX2 draws the same "
+        "weights from a seed; `foilbench demo` says whether its models are, byte for byte, the seed-0 models "
+        "measured here.\n\n" + table + "\n")
 
 
 START, END = "<!-- lessons: start -->", "<!-- lessons: end -->"
@@ -129,7 +134,8 @@ def into_readme(text: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bench.devkit.train.build import shrunk
+    from bench.devkit.demo import DEMO_RUNS
+    from bench.devkit.train.build import FULL, shrunk, write_reference
     from bench.devkit.train.pinned import passive_waits
     from bench.devkit.world import ensure_sample
     from bench.paths import data_home
@@ -165,6 +171,8 @@ def main(argv: list[str] | None = None) -> None:
         readme = Path(args.readme)
         readme.write_text(into_readme(readme.read_text(), table))
         print(f"written: the table in {readme}")
+        if scale == FULL:
+            print(f"written: {write_reference(list(dict.fromkeys(s.model for s in DEMO_RUNS.values())), home)}")
 
 
 if __name__ == "__main__":

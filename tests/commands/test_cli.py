@@ -60,5 +60,12 @@ def test_main_job_on_the_generated_world(trained_world, tmp_path):
     assert (home / "reports" / "sample-small" / "index.html").is_file()
     assert re.search(r"done in \d+ s \(world \d+ s, models \d+ s, scoring \d+ s, report [1-9]\d* s\)", done.stdout)
     assert "(already built)" in done.stdout and re.search(r"the models took \d+ s", done.stdout)
+    from bench.devkit.train.build import fingerprint, models_home, reference
+
+    recorded, names = reference(), list(dict.fromkeys(s.model for s in DEMO_RUNS.values()))
+    same = bool(recorded) and all(fingerprint(models_home(home) / n) == recorded.get(n) for n in names)
+    verdict = ("no fingerprints of build" if not recorded else
+               "the same bytes as the models the README's" if same else "not the bytes the README's")
+    assert f"\n    {verdict}" in done.stdout  # what the engine finds comparing the files, not what the demo assumes
 
 

@@ -5,6 +5,9 @@ by-foil-type table and the answer-bias measures derived from stored runs."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -63,18 +66,35 @@ def test_a_build_records_its_pinned_kernels_and_how_long_it_took(clip_world, hom
     assert built["env"] == pinned.PINNED and built["threads"] == build.THREADS and built["seconds"] > 0
     if "avx2" in Path("/proc/cpuinfo").read_text().split():
         assert built["cpu_capability"] == pinned.CAPABILITY
+    assert built["onednn"] is False
+    if pinned.mkl_branch() is not None:  # torch carries MKL (x86-64 wheels): the branch MKL itself says it ran
+        assert built["mkl_branch"] == pinned.MKL_BRANCH
     assert build.build_seconds("clip-world", home) == built["seconds"]
     assert build.build_seconds("xclip-world", home / "nowhere") is None
 
 
 def test_the_same_seed_gives_the_same_bytes_whatever_kernels_the_caller_asks_for(clip_world, tmp_path, monkeypatch):
-    """The build's child pins its kernels: a caller set to torch's plain kernels and MKL's generic path (what a CPU
-    of another kind would pick) still gets the same file, byte for byte."""
+    """The build's child pins its kernels: a caller set to torch's plain kernels, MKL's AUTO branch (what MKL runs on
+    an AMD CPU asked for AVX2) and oneDNN's widest kernels still gets the same file, byte for byte."""
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
-    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    monkeypatch.setenv("MKL_CBWR", "AUTO")
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "ALL")
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     again = trained_model("clip-world", tmp_path, scale=TINY, progress=False)
     assert (again / "model.safetensors").read_bytes() == (clip_world / "model.safetensors").read_bytes()
+
+
+def test_the_build_child_runs_no_onednn_primitive(tmp_path, monkeypatch, capfd):
+    """oneDNN picks its convolution kernels by the CPU: the child switches it off. Its verbose log (which a plain
+    process prints for a convolution, checked first) shows no primitive run in a build."""
+    probe = "import torch; torch.nn.functional.conv2d(torch.randn(2, 3, 16, 16), torch.randn(4, 3, 8, 8), stride=8)"
+    verbose = {**os.environ, "ONEDNN_VERBOSE": "1"}
+    shown = subprocess.run([sys.executable, "-c", probe], env=verbose, capture_output=True, text=True).stdout
+    assert "primitive,exec" in shown
+    monkeypatch.setenv("ONEDNN_VERBOSE", "1")
+    capfd.readouterr()
+    trained_model("clip-world", tmp_path, scale=TINY, progress=False)
+    assert "primitive,exec" not in capfd.readouterr().out
 
 
 def test_a_world_run_scored_before_its_model_was_rebuilt_is_scored_again(home, sample, tmp_path, capsys):

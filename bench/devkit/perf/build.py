@@ -9,7 +9,6 @@ split is generated before the clock starts, so both times are the build's (the c
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 import tempfile
@@ -24,19 +23,15 @@ BUSY = ("import torch\ntorch.set_num_threads({threads})\na = torch.randn(512, 51
 def timed_build(model: str, home: Path, scale) -> tuple[float, dict[str, tuple[float, str]]]:
     """Seconds to build ``model`` into ``home`` (its training split made first, untimed), and for it and each model
     it needs, in build order, the seconds its stamp measured and its weights' digest."""
-    from bench.devkit.train.build import build_seconds, models_home, needed, trained_model
+    from bench.devkit.train.build import build_seconds, fingerprint, models_home, needed, trained_model
     from bench.devkit.world.split import training_split
 
     training_split(models_home(home) / ".split", scale.videos_per_kind, scale.pairs, 0)
     start = time.perf_counter()
     folder = trained_model(model, home, scale=scale, progress=False)
     seconds = time.perf_counter() - start
-    each = {name: (build_seconds(name, home), _digest(folder.parent / name)) for name in needed([model])}
+    each = {name: (build_seconds(name, home), fingerprint(folder.parent / name)) for name in needed([model])}
     return seconds, each
-
-
-def _digest(folder: Path) -> str:
-    return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
 
 
 def measure(model: str = "clip-world", scale=None, threads: int = 2) -> dict:

@@ -4,10 +4,11 @@ path exactly as they load a user's checkpoint.
 
 A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed, scale) and rebuilt when the
 stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
-for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned to one
-instruction set (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
+for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned
+(:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
 :data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on any x86-64 CPU
-with AVX2, idle or busy. Models built together share one child, so the training split is decoded once. Each model
+with AVX2, Intel or AMD, idle or busy. :data:`REFERENCE` holds the fingerprints of the models the README's lessons
+were measured with. Models built together share one child, so the training split is decoded once. Each model
 is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed
 settings) and frame size then prepare the training frames: training sees exactly what scoring sees.
 """
@@ -15,6 +16,7 @@ settings) and frame size then prepare the training frames: training sees exactly
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -35,8 +37,9 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "15"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "16"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
+REFERENCE = Path(__file__).with_name("reference.json")  # the README's models' fingerprints (bench.devkit.lessons)
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 XCLIP_STEPS = 800  # from the trained CLIP's weights; from scratch it took 1,500 steps to learn what 800 learn now
@@ -151,6 +154,27 @@ def build_seconds(name: str, home: str | Path | None = None) -> float | None:
     """How long the last build of ``name`` in ``home`` took (its stamp's record, current or not; None: never built)."""
     path = models_home(home) / name / STAMP
     return json.loads(path.read_text()).get("built", {}).get("seconds") if path.is_file() else None
+
+
+def fingerprint(folder: Path) -> str:
+    """The SHA-256 of a built model's weights (``model.safetensors`` in ``folder``)."""
+    return hashlib.sha256((Path(folder) / "model.safetensors").read_bytes()).hexdigest()
+
+
+def reference() -> dict[str, str]:
+    """The fingerprints of the default seed's full build that the README's lessons were measured with, for this
+    :data:`VERSION` (empty when the file is absent or records another version)."""
+    if not REFERENCE.is_file():
+        return {}
+    found = json.loads(REFERENCE.read_text())
+    return found["models"] if found.get("version") == VERSION else {}
+
+
+def write_reference(names: list[str], home: str | Path | None = None) -> Path:
+    """Record the fingerprints of ``names`` as built in ``home`` (the default seed, full scale) in :data:`REFERENCE`."""
+    models = {name: fingerprint(models_home(home) / name) for name in names}
+    REFERENCE.write_text(json.dumps({"version": VERSION, "seed": 0, "models": models}, indent=1, sort_keys=True) + "\n")
+    return REFERENCE
 
 
 def _stamp(name: str, seed: int, scale: Scale) -> dict:

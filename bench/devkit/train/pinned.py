@@ -1,12 +1,18 @@
 """The world's models are built in a child process whose CPU kernels are pinned, so that a seed gives the same
-weights bit for bit whatever else runs on the machine and on any x86-64 CPU with AVX2.
+weights bit for bit whatever else runs on the machine and on any x86-64 CPU with AVX2, Intel or AMD.
 
 The instruction set a CPU offers selects torch's vectorised kernels (ATen), MKL's matrix products and oneDNN's
 convolutions, and each sums floats in its own order: left alone, an AVX-512 CPU draws other weights than an AVX2 one,
-like another seed. Those libraries read their settings once, when they load, so the build runs in a child process
-started with :data:`PINNED` in its environment; the parent (a notebook, the demo, a test) keeps its own settings. The
-child's OpenMP threads also wait passively (they sleep instead of spinning between parallel regions), so that a build
-beside other jobs does not fight them for the cores; that changes when threads run, never what they sum.
+like another seed. ATen is pinned to its AVX2 kernels. MKL runs its ``COMPATIBLE`` branch (SSE2 without the
+approximate ``rcpps``/``rsqrtps``): MKL honours a named branch such as ``AVX2`` on Intel CPUs only and runs its
+``AUTO`` branch elsewhere, so an AMD CPU pinned to ``AVX2`` drew other weights than an Intel one (build 15: the same
+seed gave another X-CLIP and Qwen2-VL on an Intel Xeon than on an AMD EPYC); ``COMPATIBLE`` is the one branch it runs
+on both. oneDNN is switched off in the child (:func:`no_onednn`): its convolutions choose their kernels and blocking
+by the CPU, and without it torch computes them with its own code and MKL's products. Those libraries read their
+settings once, when they load, so the build runs in a child process started with :data:`PINNED` in its environment;
+the parent (a notebook, the demo, a test) keeps its own settings. The child's OpenMP threads also wait passively (they
+sleep instead of spinning between parallel regions), so that a build beside other jobs does not fight them for the
+cores; that changes when threads run, never what they sum.
 
 The child runs :mod:`bench.devkit.train.child`.
 """
@@ -20,12 +26,13 @@ import sys
 from pathlib import Path
 
 THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
-CAPABILITY = "AVX2"  # the instruction set every build's kernels use, as torch.backends.cpu names it
+CAPABILITY = "AVX2"  # the instruction set ATen's kernels use in every build, as torch.backends.cpu names it
+MKL_BRANCH = "COMPATIBLE"  # MKL's code branch in every build: the one its CNR mode runs on Intel and AMD alike
+MKL_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 8: "SSE4_2", 9: "AVX", 10: "AVX2", 12: "AVX512",
+                14: "AVX512_E1"}  # MKL's named constants for its CNR branches (mkl_cbwr_get)
 PINNED = {
     "ATEN_CPU_CAPABILITY": CAPABILITY.lower(),  # ATen's vectorised kernels (read when torch starts its dispatch)
-    "MKL_CBWR": CAPABILITY,  # MKL's conditional numerical reproducibility: its AVX2 code path on Intel and AMD alike
-    "DNNL_MAX_CPU_ISA": CAPABILITY,  # oneDNN (convolutions): no AVX-512 or AMX kernels
-    "ONEDNN_MAX_CPU_ISA": CAPABILITY,
+    "MKL_CBWR": MKL_BRANCH,  # MKL's conditional numerical reproducibility, read when MKL loads
     "OMP_NUM_THREADS": str(THREADS),
     "MKL_NUM_THREADS": str(THREADS),
     "OMP_WAIT_POLICY": "PASSIVE",  # idle threads sleep: no spinning against other processes
@@ -46,13 +53,38 @@ def passive_waits() -> None:
     os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 
-def built_with() -> dict:
-    """What this process's kernels are: the instruction set torch dispatches to, torch's version and threads, and the
-    pinned settings as the environment holds them (recorded in each model's build stamp)."""
+def no_onednn() -> None:
+    """Switch torch's use of oneDNN off in this process (the build child): convolutions then run torch's own code."""
     import torch
 
-    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "env": {k: os.environ.get(k) for k in sorted(PINNED)}}
+    torch.backends.mkldnn.enabled = False
+
+
+def mkl_branch() -> str | None:
+    """The code branch MKL runs in this process (``COMPATIBLE``, ``AVX2``, ``AUTO``...; None where torch carries no MKL,
+    as on ARM or with OpenBLAS): what MKL itself reports, not what the environment asked for."""
+    import ctypes
+
+    import torch
+
+    try:
+        get = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so")).mkl_serv_cbwr_get
+    except (OSError, AttributeError):
+        return None
+    get.argtypes, get.restype = [ctypes.c_int], ctypes.c_int
+    code = get(1)  # MKL_CBWR_BRANCH: which branch
+    return MKL_BRANCHES.get(code, str(code))
+
+
+def built_with() -> dict:
+    """What this process's kernels are: the instruction set torch dispatches to, the branch MKL runs, whether oneDNN
+    is on, torch's version and threads, and the pinned settings as the environment holds them (recorded in each
+    model's build stamp)."""
+    import torch
+
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkl_branch": mkl_branch(),
+            "onednn": torch.backends.mkldnn.enabled, "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "env": {k: os.environ.get(k) for k in sorted(PINNED)}}
 
 
 def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) -> None:
