@@ -44,6 +44,7 @@ def test_summary_bad_input_is_one_clear_line(tmp_path, capsys):
 
 def test_main_job_on_the_generated_world(trained_world, tmp_path):
     from bench.devkit.demo import DEMO_RUNS, TABLE_RUNS
+    from bench.devkit.train.build import fingerprint, models_home, reference
 
     home = tmp_path / "home"
     shutil.copytree(trained_world[0] / "models", home / "models")  # trained once per session
@@ -60,8 +61,6 @@ def test_main_job_on_the_generated_world(trained_world, tmp_path):
     assert (home / "reports" / "sample-small" / "index.html").is_file()
     assert re.search(r"done in \d+ s \(world \d+ s, models \d+ s, scoring \d+ s, report [1-9]\d* s\)", done.stdout)
     assert "(already built)" in done.stdout and re.search(r"the models took \d+ s", done.stdout)
-    from bench.devkit.train.build import fingerprint, models_home, reference
-
     recorded, names = reference(), list(dict.fromkeys(s.model for s in DEMO_RUNS.values()))
     same = bool(recorded) and all(fingerprint(models_home(home) / n) == recorded.get(n) for n in names)
     verdict = ("no fingerprints of build" if not recorded else
