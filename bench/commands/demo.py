@@ -26,8 +26,8 @@ def _demo(args: argparse.Namespace) -> int:
     from bench.devkit.train.pinned import passive_waits
 
     passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
-    from bench.devkit.demo import (DEMO_ITEMS, DEMO_RUNS, bias_lines, both_orders_lines, build_estimate,
-                                   foil_type_table, reference_line, score_world)
+    from bench.devkit.demo import (DEMO_ITEMS, DEMO_MODELS, DEMO_RUNS, bias_lines, both_orders_lines,
+                                   build_estimate, foil_type_table, reference_line, score_world)
     from bench.devkit.train.build import MODELS, trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.world import ensure_sample
@@ -59,14 +59,13 @@ def _demo(args: argparse.Namespace) -> int:
         kinds = len({it.labels.get("foil_type") for it in items} - {None})
         print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
     phase_done("world")
-    names = list(dict.fromkeys(s.model for s in DEMO_RUNS.values()))
-    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(names, home)})")
-    trained_models(names, home, progress=progress)
-    for name in names:
+    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
+    trained_models(DEMO_MODELS, home, progress=progress)
+    for name in DEMO_MODELS:
         print(f"    {name}: {MODELS[name].summary}")
     phase_done("models")
     print(f"    the models took {phases['models']:.0f} s")
-    print(f"    {reference_line(names, home)}")
+    print(f"    {reference_line(DEMO_MODELS, home)}")
     scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
     print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
     paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,

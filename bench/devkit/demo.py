@@ -42,6 +42,7 @@ DEMO_RUNS: dict[str, Setup] = {
     "biased Yes/No": Setup("qwen2vl-world-biased", "entail"),
     "biased A/B": Setup("qwen2vl-world-biased", "mc"),
 }
+DEMO_MODELS = list(dict.fromkeys(s.model for s in DEMO_RUNS.values()))  # the trained models the set-ups use, in order
 TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "Qwen2-VL blind",
               "Qwen2-VL blind A/B"]
 # items per benchmark each set-up scores (spread over the file), so that the demo fits in minutes on two cores;

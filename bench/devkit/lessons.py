@@ -91,7 +91,7 @@ def lessons_table(values: dict[int, dict[str, float]], default: int = DEFAULT_SE
 def measure_seed(seed: int, home: Path, samples, scale, size: str = "full", progress: bool = True) -> dict[str, float]:
     """Build the demo's models with ``seed`` into ``home/seeds/<seed>`` (the default seed at full scale: the demo's
     own ``home``), score the demo's set-ups there (runs kept and resumed) and return :func:`seed_values`."""
-    from bench.devkit.demo import DEMO_RUNS, score_world
+    from bench.devkit.demo import DEMO_MODELS, score_world
     from bench.devkit.train.build import trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.metrics.pooled import pool_runs
@@ -99,8 +99,7 @@ def measure_seed(seed: int, home: Path, samples, scale, size: str = "full", prog
 
     demo = seed == DEFAULT_SEED and scale.steps == 1
     own = home if demo else home / "seeds" / str(seed)
-    trained_models(list(dict.fromkeys(s.model for s in DEMO_RUNS.values())), own, seed=seed, scale=scale,
-                   progress=progress)
+    trained_models(DEMO_MODELS, own, seed=seed, scale=scale, progress=progress)
     runs = own / "runs" / f"sample-{size}" if demo else own / "runs"
     paths = score_world(runs, samples, lambda name: trained_model(name, own, seed=seed, scale=scale, progress=False),
                         progress=progress)
@@ -134,7 +133,7 @@ def into_readme(text: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bench.devkit.demo import DEMO_RUNS
+    from bench.devkit.demo import DEMO_MODELS
     from bench.devkit.train.build import FULL, shrunk, write_reference
     from bench.devkit.train.pinned import passive_waits
     from bench.devkit.world import ensure_sample
@@ -172,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
         readme.write_text(into_readme(readme.read_text(), table))
         print(f"written: the table in {readme}")
         if scale == FULL:
-            print(f"written: {write_reference(list(dict.fromkeys(s.model for s in DEMO_RUNS.values())), home)}")
+            print(f"written: {write_reference(DEMO_MODELS, home)}")
 
 
 if __name__ == "__main__":
