@@ -33,11 +33,12 @@ from bench.devkit.train import contrastive, pinned, videollm
 from bench.devkit.train.data import Decoded, decode
 from bench.devkit.train.models import (build_clip, build_qwen2vl, build_xclip, clip_tokenizer, qwen_tokenizer,
                                        start_from)
+from bench.devkit.train.patches import patches_as_products
 from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "16"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "17"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 REFERENCE = Path(__file__).with_name("reference.json")  # the README's models' fingerprints (bench.devkit.lessons)
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
@@ -269,7 +270,8 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start
     recipe = spec.recipe.scaled(scale.steps)
     with torch_threads(THREADS):
         taught = teacher_view(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
-        with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar:
+        with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar, \
+                patches_as_products(backend.model):
             _TRAIN[spec.family](backend, data, recipe, seed, bar.update, taught)
     _save(backend.model, backend.processor, out)
 

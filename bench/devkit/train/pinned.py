@@ -8,11 +8,12 @@ approximate ``rcpps``/``rsqrtps``): MKL honours a named branch such as ``AVX2`` 
 ``AUTO`` branch elsewhere, so an AMD CPU pinned to ``AVX2`` drew other weights than an Intel one (build 15: the same
 seed gave another X-CLIP and Qwen2-VL on an Intel Xeon than on an AMD EPYC); ``COMPATIBLE`` is the one branch it runs
 on both. oneDNN is switched off in the child (:func:`no_onednn`): its convolutions choose their kernels and blocking
-by the CPU, and without it torch computes them with its own code and MKL's products. Those libraries read their
-settings once, when they load, so the build runs in a child process started with :data:`PINNED` in its environment;
-the parent (a notebook, the demo, a test) keeps its own settings. The child's OpenMP threads also wait passively (they
-sleep instead of spinning between parallel regions), so that a build beside other jobs does not fight them for the
-cores; that changes when threads run, never what they sum.
+by the CPU, and without it torch computes them with its own code (the models' only convolutions, their patch
+embeddings, are computed while training as MKL's products: :mod:`bench.devkit.train.patches`). Those libraries read
+their settings once, when they load, so the build runs in a child process started with :data:`PINNED` in its
+environment; the parent (a notebook, the demo, a test) keeps its own settings. The child's OpenMP threads also wait
+passively (they sleep instead of spinning between parallel regions), so that a build beside other jobs does not fight
+them for the cores; that changes when threads run, never what they sum.
 
 The child runs :mod:`bench.devkit.train.child`.
 """
