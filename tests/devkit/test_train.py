@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from safetensors.numpy import load_file
 
 from bench.devkit.threads import torch_threads
 from bench.devkit.train import build, pinned
 from bench.devkit.train.build import STAMP, Scale, trained_model
 from bench.devkit.train.evaluate import Model, answer_bias, score_world
+from bench.devkit.train.models import PIXELS
 from bench.metrics.pooled import item_scores
 from bench.scoring.families import load_backend
 from bench.store import read_run
@@ -95,6 +97,23 @@ def test_the_build_child_runs_no_onednn_primitive(tmp_path, monkeypatch, capfd):
     capfd.readouterr()
     trained_model("clip-world", tmp_path, scale=TINY, progress=False)
     assert "primitive,exec" not in capfd.readouterr().out
+
+
+def test_a_build_trains_through_patch_products_and_runs_no_convolution(tmp_path, monkeypatch):
+    """The build computes the patch embeddings as matrix products (bench.devkit.train.patches); run in this process
+    (as the pinned child runs it) under torch's profiler, a CLIP build runs no convolution, while its saved model's
+    own forward does."""
+    from torch.profiler import ProfilerActivity, profile
+
+    monkeypatch.setenv(pinned.INSIDE, "1")  # build here, as the child does, so the profiler sees the training
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        folder = trained_model("clip-world", tmp_path, scale=TINY, progress=False)
+    ran = {e.key: e.count for e in prof.key_averages()}
+    assert ran.get("aten::convolution", 0) == 0 and ran.get("aten::addmm", 0) > 0
+    backend = load_backend("contrastive", str(folder), device="cpu", dtype="float32")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        backend.model.get_image_features(pixel_values=torch.zeros(1, 3, PIXELS, PIXELS))
+    assert any(e.key == "aten::convolution" for e in prof.key_averages())
 
 
 def test_a_world_run_scored_before_its_model_was_rebuilt_is_scored_again(home, sample, tmp_path, capsys):
