@@ -43,22 +43,32 @@ def _pooled(capsys, runs, label: str = "foil_type") -> dict[tuple[str, str], dic
     return {(r["run"], r["value"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
 
 
-@pytest.fixture(scope="module")
-def xclip_runs(trained_world, tmp_path_factory):
-    home, world = trained_world
-    tmp = tmp_path_factory.mktemp("xclip")
-    model = trained_model("xclip-world", home)
-    return [_score(world, tmp, b, model, "similarity", name, frames=frames)
+def _forward_and_reversed(world, tmp, model, prefix: str = "") -> list:
+    """The model's runs on the benchmarks with order foils, named ``<prefix>forward`` and, its frames reversed,
+    ``<prefix>reversed``."""
+    return [_score(world, tmp, b, model, "similarity", prefix + name, frames=frames)
             for name, frames in (("forward", "uniform:k=8"), ("reversed", "uniform:k=8,order=reverse"))
             for b in ORDERED]
 
 
-def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip_runs, capsys):
-    pooled = _pooled(capsys, xclip_runs)
-    forward, backward = pooled["forward", "order"], pooled["reversed", "order"]
-    # far above chance, not a number of one draw: the X-CLIP's `order` moves by tens of points over build seeds
-    assert forward["above"] and forward["low"] >= forward["chance"] + 10, forward
+def _reads_order(pooled: dict, prefix: str = "") -> tuple[dict, dict]:
+    """The forward and reversed runs' `order` rows, checked: above chance forward, at or below chance reversed."""
+    forward, backward = pooled[prefix + "forward", "order"], pooled[prefix + "reversed", "order"]
+    assert forward["above"], forward
     assert backward["accuracy"] <= backward["chance"] and not backward["above"], backward
+    return forward, backward
+
+
+@pytest.fixture(scope="module")
+def xclip_runs(trained_world, tmp_path_factory):
+    home, world = trained_world
+    return _forward_and_reversed(world, tmp_path_factory.mktemp("xclip"), trained_model("xclip-world", home))
+
+
+def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip_runs, capsys):
+    forward, backward = _reads_order(_pooled(capsys, xclip_runs))
+    # far above chance, not a number of one draw: the X-CLIP's `order` moves by tens of points over build seeds
+    assert forward["low"] >= forward["chance"] + 10, forward
     assert backward["n"] == forward["n"] > 100
 
 
@@ -71,13 +81,7 @@ def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, 
     are reversed (reversed time makes the foil true), which an order-blind model fails both ways."""
     home, world = trained_world
     model = trained_model("xclip-world", home / "seed-2", seed=2)
-    runs = [_score(world, tmp_path, b, model, "similarity", name, frames=frames)
-            for name, frames in (("seed-2", "uniform:k=8"), ("seed-2-reversed", "uniform:k=8,order=reverse"))
-            for b in ORDERED]
-    pooled = _pooled(capsys, runs)
-    forward, backward = pooled["seed-2", "order"], pooled["seed-2-reversed", "order"]
-    assert forward["above"], forward
-    assert backward["accuracy"] <= backward["chance"] and not backward["above"], backward
+    _reads_order(_pooled(capsys, _forward_and_reversed(world, tmp_path, model, "seed-2-")), "seed-2-")
 
 
 def test_the_order_blind_model_is_at_chance_on_order_and_sees_colours_and_numbers_of_shapes(trained_world, tmp_path,

@@ -30,7 +30,7 @@ def patch_product(conv: torch.nn.Conv2d | torch.nn.Conv3d, x: torch.Tensor) -> t
     kernel = conv.kernel_size
     batch, channels, sizes = x.shape[0], x.shape[1], x.shape[2:]
     if any(s % k for s, k in zip(sizes, kernel)):
-        return conv._conv_forward(x, conv.weight, conv.bias)
+        return type(conv).forward(conv, x)
     counts = [s // k for s, k in zip(sizes, kernel)]
     d = len(kernel)
     split = x.reshape(batch, channels, *[n for pair in zip(counts, kernel) for n in pair])
