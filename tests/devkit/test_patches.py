@@ -72,8 +72,10 @@ def test_every_convolution_of_the_worlds_models_is_a_patch_convolution(tmp_path)
     tokenizer = clip_tokenizer(tmp_path / "vocab")
     qwen = bpe_tokenizer(QWEN_SPECIAL, QWEN_TEMPLATE)
     models = [build_clip(tokenizer)[0], build_xclip(tokenizer, FRAMES)[0], build_qwen2vl(qwen, FRAMES)[0]]
+    kinds = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d,
+             torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d)
     for model in models:
-        convolutions = [m for m in model.modules() if isinstance(m, torch.nn.modules.conv._ConvNd)]
+        convolutions = [m for m in model.modules() if isinstance(m, kinds)]
         assert convolutions and all(is_patch_convolution(m) for m in convolutions)
     for model in models[:2]:  # their frames are whole patches: the product, never the fallback
         assert PIXELS % model.config.vision_config.patch_size == 0

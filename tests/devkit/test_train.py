@@ -257,6 +257,10 @@ def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(h
         assert f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})" in found
         attends = f"A/B the answer attends to the caption's option above its foil's in both orders ({name})"
         assert attends in found
+        across = [found[f"A/B the option at {letter} answers Yes/No ranking the caption above its foil across the two "
+                        f"orders ({name})"] for letter in "AB"]
+        # ranking the caption first in both questions needs it ranked first at one letter at least (option_rankings)
+        assert found[f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})"] <= sum(across)
     assert {k.split(":")[0] for k in found if k.startswith("layer ")} == {f"layer {n}" for n in range(1, layers + 1)}
     assert sum(k.endswith("probe of the video embedding, cosine") for k in found) == layers
     assert all(np.isfinite(v) and -1 <= v <= 1 for v in found.values())

@@ -52,12 +52,21 @@ def _margins(model, questions, rows, first: str, second: str) -> torch.Tensor:
     return logits[:, questions.answer[first]] - logits[:, questions.answer[second]]
 
 
+def option_rankings(first: list[float], second: list[float]) -> tuple[bool, bool, bool]:
+    """From the options' own Yes-minus-No margins in letter order, ``first`` with the caption at A and ``second`` with
+    it at B: whether both questions rank the caption above its foil, and whether the option at A, then the one at B,
+    answers the caption above the foil that stood at the same letter in the other order."""
+    within = first[0] > first[1] and second[1] > second[0]
+    return within, first[0] > second[0], second[1] > first[1]
+
+
 def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     """Per two-option prompt: A/B right in both option orders, the same letter in both (a lean that no option order
     changes: what makes both orders fail), and each option's own Yes/No at its last token (decoder layer
     ``option_layer`` through the final norm and the head, as training teaches it) ranking the caption above its foil
-    in both orders, and the last layer's first head at the answer position attending to the caption's last token above
-    the foil's in both orders (what training's select term teaches); then Yes/No ranking the caption above its foil."""
+    in both orders, and each letter's option ranking them across the two orders (:func:`option_rankings`), and the last
+    layer's first head at the answer position attending to the caption's last token above the foil's in both orders
+    (what training's select term teaches); then Yes/No ranking the caption above its foil."""
     from bench.devkit.train.build import MODELS
     from bench.devkit.train.videollm import (CHOICE_PROMPTS, answer_outputs, head_scores, lay_out, option_logits,
                                              select_layer)
@@ -68,7 +77,7 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
     found = {}
     for name in CHOICE_PROMPTS[:-1]:
         shown = prompts.OPTION_STYLE.get(name, lambda text: text)
-        right, same, ends_right, selected = [], [], [], []
+        right, same, ends_right, selected, across = [], [], [], [], []
         for v, (caption, foil) in claims:
             orders = ([caption, foil], [foil, caption])
             rows = [(prompts.render_choice(prompts.PROMPTS[name], order, name), tokens[v]) for order in orders]
@@ -78,14 +87,15 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
             margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
             right.append(bool(margin[0] > 0) and bool(margin[1] < 0))
             same.append(bool(margin[0] > 0) == bool(margin[1] > 0))
-            ranked, looked = [], []
+            looked, yes = [], []
             for i, ((question, video), order) in enumerate(zip(rows, orders)):
                 ends = questions.ends(question, video.grid[0], [shown(o) for o in order])
                 said = option_logits(model, hidden, layer, (i, ends))
-                yes = said[:, questions.answer["Yes"]] - said[:, questions.answer["No"]]
-                ranked.append(bool(yes[order.index(caption)] > yes[order.index(foil)]))
+                yes.append([float(m) for m in said[:, questions.answer["Yes"]] - said[:, questions.answer["No"]]])
                 looked.append(bool(attended[i, ends[order.index(caption)]] > attended[i, ends[order.index(foil)]]))
-            ends_right.append(all(ranked))
+            within, at_a, at_b = option_rankings(yes[0], yes[1])
+            ends_right.append(within)
+            across += [at_a, at_b]
             selected.append(all(looked))
         found[f"A/B right in both orders ({name})"] = float(np.mean(right))
         found[f"A/B the same letter in both orders ({name})"] = float(np.mean(same))
@@ -93,6 +103,9 @@ def _choosing(model, questions, tokens, claims) -> dict[str, float]:
             float(np.mean(ends_right))
         found[f"A/B the answer attends to the caption's option above its foil's in both orders ({name})"] = \
             float(np.mean(selected))
+        for k, letter in enumerate("AB"):
+            found[f"A/B the option at {letter} answers Yes/No ranking the caption above its foil across the two "
+                  f"orders ({name})"] = float(np.mean(across[k::2]))
     template = prompts.PROMPTS["yes-no"]
     ranked = [bool((m := _margins(model, questions, [(template.format(caption=t), tokens[v]) for t in texts],
                                   "Yes", "No"))[0] > m[1]) for v, texts in claims]
