@@ -68,6 +68,14 @@ def test_plain_models_before_biased_copies_and_controls(runs):
     assert is_control(manifest({"name": "mine", "frame_policy": {"name": "uniform", "k": 8, "order": "reverse"}}))
     assert is_control(manifest({"name": "mine", "model": "/models/qwen2vl-world-biased"}))
     assert not is_control(manifest({"name": "gpt2", "family": "textlm", "frame_policy": {"name": "none"}}))
+    # every shortcut control, by its manifest's control or by the frame policy it amounts to
+    assert is_control(manifest({"name": "CLIP shuffled", "frame_policy": {"name": "uniform", "k": 8,
+                                                                          "order": "shuffle", "seed": 0}}))
+    assert is_control(manifest({"name": "mine", "frame_policy": {"name": "single", "mode": "middle", "repeat": 8}}))
+    assert is_control(manifest({"name": "mine", "control": "one-frame"}))
+    # a word that contains a control's name is not that name
+    assert not is_control(manifest({"name": "unbiased-v2", "model": "/models/deblinded",
+                                    "frame_policy": {"name": "uniform", "k": 8}}))
     assert [r.label for r in plain_first(runs)] == ["CLIP", "Qwen2-VL Yes/No", "Qwen2-VL A/B", "biased Yes/No",
                                                     "Qwen2-VL blind"]
 
