@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bench.config import Manifest
-from bench.frames.controls import control_of
+from bench.frames.controls import run_control
 from bench.items import Item
 from bench.paths import HOME_ENV, data_home
 from bench.store import read_manifest
@@ -66,12 +66,11 @@ CONTROL_WORDS = ("biased", "blind", "reversed")  # how the demo names its biased
 def is_control(manifest: Manifest) -> bool:
     """Whether a run is a control or a deliberately biased copy rather than a plain model: a video model scored as a
     shortcut control (its manifest's ``control``, or a frame policy that amounts to one: no frames, one frame,
-    shuffled or reversed frames, :func:`bench.frames.controls.control_of`; a text-only model reads no frames and is a
-    plain model of its kind), or named so (one of the demo's words ``biased``, ``blind``, ``reversed`` in the run's
+    shuffled or reversed frames, :func:`bench.frames.controls.run_control`; a text-only model reads no frames and is
+    a plain model of its kind), or named so (one of the demo's words ``biased``, ``blind``, ``reversed`` in the run's
     name or its model's folder, as a whole word: ``unbiased`` is no control). Every default the explore notebook takes
     prefers the other runs."""
-    policy = manifest.frame_policy if isinstance(manifest.frame_policy, dict) else {}
-    if manifest.family != "textlm" and (manifest.control or control_of(policy)):
+    if manifest.family != "textlm" and run_control(manifest):
         return True
     names = f"{manifest.name or ''} {Path(str(manifest.model or '')).name}".lower()
     return bool(set(re.findall(r"[a-z]+", names)) & set(CONTROL_WORDS))

@@ -72,6 +72,13 @@ def control_of(frame_policy: Mapping | None) -> str | None:
     return {"shuffle": "shuffled", "reverse": "reversed"}.get(found.get("order"))
 
 
+def run_control(manifest) -> str | None:
+    """The control a run is (a manifest, ``bench.config.Manifest``): the one it was scored as (``--control``), else the
+    one its frame policy amounts to (:func:`control_of`); None for a full run."""
+    policy = manifest.frame_policy
+    return manifest.control or control_of(policy if isinstance(policy, Mapping) else None)
+
+
 def base_policy(frame_policy: Mapping | None) -> dict:
     """A run's frame policy without what a reordering control adds (its order and the shuffle's seed)."""
     found = dict(frame_policy or {})

@@ -14,7 +14,7 @@ import pandas as pd
 from bench.analysis.items import (Judgements, agreement_matrix, item_outcomes, item_table, pair_table,
                                   shared_items)
 from bench.analysis.agreement import compare_pair
-from bench.frames.controls import base_policy, control_of
+from bench.frames.controls import base_policy, run_control
 from bench.metrics.intervals import clopper_pearson, holm
 from bench.report.outputs import save_table
 from bench.report.tables import Table, percent, plain_table, table_html
@@ -36,10 +36,6 @@ def _by_benchmark(runs: Sequence[Run]) -> dict[str, list[Run]]:
     return found
 
 
-def _control(run: Run) -> str | None:
-    return run.manifest.control or control_of(run.manifest.frame_policy)
-
-
 def _setup(run: Run) -> tuple:
     return run.manifest.model, run.manifest.protocol, str(run.manifest.prompt)
 
@@ -47,10 +43,10 @@ def _setup(run: Run) -> tuple:
 def control_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run, str]]:
     """(full run, control run, control) of one benchmark's runs: a control is matched to the full run of the same
     model, protocol and prompt whose frame policy it derives from (reordered controls) or to the first such run."""
-    full = [r for r in runs if _control(r) is None]
+    full = [r for r in runs if run_control(r.manifest) is None]
     pairs = []
     for run in runs:
-        control = _control(run)
+        control = run_control(run.manifest)
         if control is None:
             continue
         mates = [f for f in full if _setup(f) == _setup(run)]
@@ -137,7 +133,7 @@ def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str
     worked out)."""
     parts = []
     for benchmark, own in _by_benchmark(runs).items():
-        full = {r.label: r for r in own if _control(r) is None}
+        full = {r.label: r for r in own if run_control(r.manifest) is None}
         if len(full) < 2:
             continue
         label = _label(own, labels)

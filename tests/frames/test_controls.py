@@ -8,7 +8,7 @@ import pytest
 
 from bench.commands.score import CONTROLS as COMMAND_CONTROLS
 from bench.frames import FrameCache, parse_policy, policy, sample_frames, sample_joined
-from bench.frames.controls import CONTROLS, base_policy, control_of, control_policy
+from bench.frames.controls import CONTROLS, base_policy, control_of, control_policy, run_control
 from bench.frames.policies import feeding_order
 from bench.items import Clip
 from bench.videoio import write_video
@@ -22,6 +22,17 @@ def video(tmp_path_factory):
 
 def test_the_score_command_offers_every_control():
     assert COMMAND_CONTROLS == tuple(CONTROLS)
+
+
+def test_a_runs_control_is_the_one_it_was_scored_as_else_the_one_its_policy_amounts_to():
+    from bench.config import Manifest
+
+    reversed_policy = control_policy("reversed", parse_policy("uniform:k=8")).describe()
+    assert run_control(Manifest.from_dict({"frame_policy": reversed_policy})) == "reversed"
+    assert run_control(Manifest.from_dict({"control": "one-frame", "frame_policy": {"name": "uniform", "k": 8}})) \
+        == "one-frame"
+    assert run_control(Manifest.from_dict({"frame_policy": {"name": "uniform", "k": 8}})) is None
+    assert run_control(Manifest.from_dict({})) is None
 
 
 @pytest.mark.parametrize("base", ["uniform:k=8", "fps:fps=1,max_frames=12", "consecutive:k=8,seed=3",
