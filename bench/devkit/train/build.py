@@ -38,7 +38,7 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "17"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "18"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 REFERENCE = Path(__file__).with_name("reference.json")  # the README's models' fingerprints (bench.devkit.lessons)
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
@@ -89,9 +89,9 @@ MODELS: dict[str, Spec] = {
                         "X-CLIP, frames exchange messages and a temporal transformer pools them: sees order",
                         start="clip-world"),
     "qwen2vl-world": Spec("videollm", ("entail", "mc"),
-                          videollm.Recipe(800, lr=2e-3, warmup=20, tower_steps=300, option_weight=1.0,
-                                          video_weight=2.0, look_weight=1.0, select_weight=1.0,
-                                          letter_weight=0.5), None,
+                          videollm.Recipe(1200, lr=2e-3, warmup=20, choice=0.6, tower_steps=300,
+                                          option_weight=1.0, video_weight=2.0, look_weight=1.0,
+                                          select_weight=1.0, letter_weight=0.5), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos, its tower and "
                           "language model drawn to X-CLIP's embeddings", teacher="xclip-world"),
     "qwen2vl-world-biased": Spec("videollm", ("entail", "mc"),
