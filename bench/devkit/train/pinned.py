@@ -88,14 +88,19 @@ def built_with() -> dict:
             "env": {k: os.environ.get(k) for k in sorted(PINNED)}}
 
 
-def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) -> None:
-    """Build ``names`` (and the models they continue from or learn from) into ``home`` in a pinned child process."""
+def environment() -> dict[str, str]:
+    """The environment of a pinned child: this process's, with :data:`PINNED`, :data:`INSIDE` and this checkout's
+    ``bench`` first on the path (however the parent found it)."""
     import bench
 
-    root = str(Path(bench.__file__).resolve().parent.parent)  # this checkout's bench, however the parent found it
-    env = {**os.environ, **PINNED, INSIDE: "1",
-           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    root = str(Path(bench.__file__).resolve().parent.parent)
+    return {**os.environ, **PINNED, INSIDE: "1",
+            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) -> None:
+    """Build ``names`` (and the models they continue from or learn from) into ``home`` in a pinned child process."""
     request = {"names": names, "home": str(home), "seed": seed, "scale": scale, "progress": progress}
-    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)], env=env)
+    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)], env=environment())
     if done.returncode != 0:
         raise RuntimeError(f"building {', '.join(names)} failed (exit {done.returncode}; its error is printed above)")

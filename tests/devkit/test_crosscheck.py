@@ -1,0 +1,77 @@
+"""The fingerprints of a build's stages that tell where two machines' builds part (bench.devkit.train.crosscheck)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.devkit.train import crosscheck, pinned
+from bench.devkit.world.split import training_split
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory):
+    return training_split(tmp_path_factory.mktemp("split") / ".split", videos_per_kind=1, pairs=1)
+
+
+def test_the_pinned_kernels_give_the_same_fingerprints_in_two_children():
+    first, second = crosscheck.pinned_kernels(), crosscheck.pinned_kernels()
+    assert first == second
+    assert set(first) == set(crosscheck._kernels())
+    assert len(set(first.values())) == len(first)  # every kernel fingerprints its own output
+
+
+@pytest.mark.skipif(pinned.mkl_branch() is None, reason="this torch carries no MKL")
+def test_the_childs_matrix_product_is_mkls_pinned_branch_not_the_callers():
+    # the caller runs MKL's AUTO branch (the CPU's widest kernels), whose sums differ from the pinned branch's
+    assert pinned.mkl_branch() != pinned.MKL_BRANCH
+    assert crosscheck.kernels()["matrix product (MKL)"] != crosscheck.pinned_kernels()["matrix product (MKL)"]
+
+
+def test_split_and_decoding_fingerprints_follow_the_files(split, tmp_path):
+    files, decoded = crosscheck.split_files(split), crosscheck.decoded_clips(split)
+    assert (files, decoded) == (crosscheck.split_files(split), crosscheck.decoded_clips(split))
+    copy = training_split(tmp_path / ".split", videos_per_kind=1, pairs=1)  # written again: the same bytes
+    assert crosscheck.split_files(copy) == files
+    video = copy.root / sorted({e.video for e in copy.examples})[0]
+    other = copy.root / sorted({e.video for e in copy.examples})[1]
+    video.write_bytes(other.read_bytes())
+    assert crosscheck.split_files(copy) != files
+    assert crosscheck.decoded_clips(copy) != decoded
+
+
+def test_compare_names_each_stage_and_each_kernel_and_model():
+    mine = {"split files": "a", "decoded clips": "b", "kernels": {"mm": "1", "exp": "2"}, "models": {"clip-world": "x"}}
+    theirs = {"split files": "a", "decoded clips": "c", "kernels": {"mm": "1", "exp": "3"},
+              "models": {"clip-world": "x", "xclip-world": "y"}}
+    assert crosscheck.compare(mine, theirs) == [
+        ("split files", "same"), ("decoded clips", "differs"), ("kernels: exp", "differs"), ("kernels: mm", "same"),
+        ("models: clip-world", "same"), ("models: xclip-world", "not recorded")]
+
+
+def test_the_command_says_where_this_machine_first_differs_from_each_recorded_one(monkeypatch, tmp_path, capsys):
+    mine = {"cpu": "this CPU", "version": crosscheck.VERSION, "torch": "t", "split files": "a",
+            "decoded clips": "b", "kernels": {"mm": "1"}, "models": {}}
+    monkeypatch.setattr(crosscheck, "record", lambda home: mine)
+    monkeypatch.setattr(crosscheck, "RECORDS", tmp_path / "records.json")
+    crosscheck.RECORDS.write_text(json.dumps({
+        "other": {**mine, "cpu": "other CPU", "decoded clips": "z", "kernels": {"mm": "2"}},
+        "old": {**mine, "version": "0"}}))
+    assert crosscheck.main(["--record", "here"]) == 0
+    out = capsys.readouterr().out
+    assert "against other (other CPU): first differs at decoded clips" in out
+    assert "differs      kernels: mm" in out
+    assert "against old: recorded at build 0, not compared" in out
+    assert json.loads(crosscheck.RECORDS.read_text())["here"] == mine
+    crosscheck.main([])
+    assert "against here (this CPU): no stage differs" in capsys.readouterr().out
+
+
+def test_the_readmes_models_are_compared_by_their_fingerprints(monkeypatch, tmp_path):
+    monkeypatch.setattr(crosscheck, "RECORDS", tmp_path / "none.json")
+    monkeypatch.setattr(crosscheck, "reference", lambda: {"clip-world": "x"})
+    readme = crosscheck.machines()["the README's models"]
+    assert readme["models"] == {"clip-world": "x"} and readme["version"] == crosscheck.VERSION
+    monkeypatch.setattr(crosscheck, "reference", lambda: {})
+    assert crosscheck.machines() == {}
