@@ -85,15 +85,20 @@ def build_estimate(names: list[str], home: Path) -> str:
 def reference_line(names: list[str], home: Path) -> str:
     """Whether the models built in ``home`` are, byte for byte, those the README's lessons were measured with (its
     seed-0 column; :func:`bench.devkit.train.build.reference`)."""
+    from bench.devkit.train import crosscheck
     from bench.devkit.train.build import VERSION, fingerprint, models_home, reference
 
     recorded = reference()
     if not all(name in recorded for name in names):
         return f"no fingerprints of build {VERSION}'s models are recorded: nothing to compare them with"
-    if all(fingerprint(models_home(home) / name) == recorded[name] for name in names):
+    mine = {name: fingerprint(models_home(home) / name) for name in names}
+    if all(mine[name] == recorded[name] for name in names):
         return "the same bytes as the models the README's lessons were measured with: expect its seed-0 column"
+    known = [machine for machine, found in crosscheck.recorded().items() if found.get("version") == VERSION
+             and all(found.get("models", {}).get(name) == mine[name] for name in names)]
     return ("not the bytes the README's lessons were measured with (another CPU, torch or transformers drew other "
-            "weights): expect its ranges over seeds, not its seed-0 column")
+            f"weights{'; the bytes recorded on ' + known[0] if known else ''}): expect its ranges over seeds, not its "
+            "seed-0 column (where the builds part: python -m bench.devkit.train.crosscheck)")
 
 
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:

@@ -75,10 +75,11 @@ def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip
 def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, capsys):
     """Seed 2 draws other weights and another training split. When clips with claims about time gave them four of
     five draws (an earlier recipe), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %. Builds are
-    pinned (since build 16 for Intel and AMD CPUs alike), so a seed draws the same weights on every x86-64 CPU with
-    AVX2; over seeds the X-CLIP's `order` moves by tens of points (docs/demo-lessons.md: build 18's seed 2 is at 62 %
-    on the demo's items): the lesson it must hold is the issue's, above chance on order and below it when its frames
-    are reversed (reversed time makes the foil true), which an order-blind model fails both ways."""
+    pinned (since build 16), so a seed draws the same weights on a machine, though not on every CPU kind (an AMD
+    EPYC drew other models than an Intel Xeon at build 18); over seeds the X-CLIP's `order` moves by tens of points
+    (docs/demo-lessons.md: build 18's seed 2 is at 62 % on the demo's items): the lesson it must hold is the
+    issue's, above chance on order and below it when its frames are reversed (reversed time makes the foil true),
+    which an order-blind model fails both ways."""
     home, world = trained_world
     model = trained_model("xclip-world", home / "seed-2", seed=2)
     _reads_order(_pooled(capsys, _forward_and_reversed(world, tmp_path, model, "seed-2-")), "seed-2-")

@@ -6,8 +6,9 @@ A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`
 stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
 for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned
 (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
-:data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on any x86-64 CPU
-with AVX2, Intel or AMD, idle or busy. :data:`REFERENCE` holds the fingerprints of the models the README's lessons
+:data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on a machine, idle
+or busy, and was meant to on any x86-64 CPU with AVX2 (an AMD EPYC drew other models than an Intel Xeon at build
+18: :mod:`bench.devkit.train.crosscheck`). :data:`REFERENCE` holds the fingerprints of the models the README's lessons
 were measured with. Models built together share one child, so the training split is decoded once. Each model
 is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed
 settings) and frame size then prepare the training frames: training sees exactly what scoring sees.

@@ -32,7 +32,8 @@ from bench.devkit.world.split import Split, training_split
 
 RECORDS = Path(__file__).with_name("crosscheck.json")  # {machine: record}
 CLIPS = 24  # clips of the split decoded for the fingerprint of decoding
-SIZES = (None, (224, 224), (112, 168))  # the videos' own size, CLIP's and X-CLIP's, and a size the Qwen2-VL fits
+SIZES = (None, (224, 224), (112, 168))  # the videos' own size and two scaled (width, height): the scaler's paths
+STAGES = ("split files", "decoded clips", "kernels", "models")  # in the order a build meets them
 
 
 def digest(*parts: bytes) -> str:
@@ -137,8 +138,8 @@ def kernels() -> dict[str, str]:
 
 def pinned_kernels() -> dict[str, str]:
     """:func:`kernels` as a pinned build child computes them."""
-    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.crosscheck", "--kernels"], env=pinned.environment(),
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.crosscheck", "--kernels"],
+                          env=pinned.environment(), capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"the pinned kernels failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout)
@@ -168,8 +169,8 @@ def cpu() -> str:
         key, _, value = line.partition(":")
         fields.setdefault(key.strip(), value.strip())
     wide = "AVX-512" if "avx512f" in fields.get("flags", "").split() else "no AVX-512"
-    return f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')}, " \
-           f"{wide})"
+    return (f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')}, {wide})")
 
 
 def record(home: str | Path | None = None) -> dict:
@@ -184,7 +185,7 @@ def record(home: str | Path | None = None) -> dict:
 def compare(mine: dict, theirs: dict) -> list[tuple[str, str]]:
     """Each stage (kernels and models one by one) with "same", "differs" or "not recorded" (absent on either side)."""
     rows = []
-    for stage in ("split files", "decoded clips", "kernels", "models"):
+    for stage in STAGES:
         if isinstance(mine.get(stage), dict) or isinstance(theirs.get(stage), dict):
             a, b = mine.get(stage) or {}, theirs.get(stage) or {}
             rows += [(f"{stage}: {name}", _verdict(a.get(name), b.get(name))) for name in sorted({*a, *b})]
@@ -222,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     mine = record(args.home)
     print(f"this machine: {mine['cpu']}, build {mine['version']}, torch {mine['torch']}")
-    for stage, value in mine.items():
-        for name, print_value in (value.items() if isinstance(value, dict) else [(None, value)]):
-            if stage not in ("cpu", "version", "torch"):
-                print(f"  {stage}{': ' + name if name else ''}  {print_value}")
+    for stage in STAGES:
+        value = mine[stage]
+        for name, found in (value.items() if isinstance(value, dict) else [(None, value)]):
+            print(f"  {stage}{': ' + name if name else ''}  {found}")
     for machine, theirs in machines().items():
         if theirs.get("version") != VERSION:
             print(f"against {machine}: recorded at build {theirs.get('version')}, not compared")

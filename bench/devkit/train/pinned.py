@@ -1,5 +1,8 @@
 """The world's models are built in a child process whose CPU kernels are pinned, so that a seed gives the same
-weights bit for bit whatever else runs on the machine and on any x86-64 CPU with AVX2, Intel or AMD.
+weights bit for bit whatever else runs on the machine, and, as far as these settings reach, on any x86-64 CPU with
+AVX2. They do not reach far enough: at build 18 an AMD EPYC (no AVX-512) drew other models than the Intel Xeon (with
+AVX-512) the README's lessons were measured on; :mod:`bench.devkit.train.crosscheck` tells at which stage two machines
+part.
 
 The instruction set a CPU offers selects torch's vectorised kernels (ATen), MKL's matrix products and oneDNN's
 convolutions, and each sums floats in its own order: left alone, an AVX-512 CPU draws other weights than an AVX2 one,
