@@ -16,7 +16,7 @@ def split(tmp_path_factory):
 
 
 def test_the_pinned_kernels_give_the_same_fingerprints_in_two_children():
-    first, second = crosscheck.pinned_kernels(), crosscheck.pinned_kernels()
+    first, second = crosscheck.in_child("kernels"), crosscheck.in_child("kernels")
     assert first == second
     assert set(first) == set(crosscheck._kernels())
     assert len(set(first.values())) == len(first)  # every kernel fingerprints its own output
@@ -26,7 +26,7 @@ def test_the_pinned_kernels_give_the_same_fingerprints_in_two_children():
 def test_the_childs_matrix_product_is_mkls_pinned_branch_not_the_callers():
     # the caller runs MKL's AUTO branch (the CPU's widest kernels), whose sums differ from the pinned branch's
     assert pinned.mkl_branch() != pinned.MKL_BRANCH
-    assert crosscheck.kernels()["matrix product (MKL)"] != crosscheck.pinned_kernels()["matrix product (MKL)"]
+    assert crosscheck.kernels()["matrix product (MKL)"] != crosscheck.in_child("kernels")["matrix product (MKL)"]
 
 
 def test_split_and_decoding_fingerprints_follow_the_files(split, tmp_path):
@@ -42,17 +42,19 @@ def test_split_and_decoding_fingerprints_follow_the_files(split, tmp_path):
 
 
 def test_compare_names_each_stage_and_each_kernel_and_model():
-    mine = {"split files": "a", "decoded clips": "b", "kernels": {"mm": "1", "exp": "2"}, "models": {"clip-world": "x"}}
-    theirs = {"split files": "a", "decoded clips": "c", "kernels": {"mm": "1", "exp": "3"},
-              "models": {"clip-world": "x", "xclip-world": "y"}}
+    mine = {"split files": "a", "decoded clips": "b", "processed frames": {"clip-world": "p"},
+            "kernels": {"mm": "1", "exp": "2"}, "models": {"clip-world": "x"}}
+    theirs = {"split files": "a", "decoded clips": "c", "processed frames": {"clip-world": "p"},
+              "kernels": {"mm": "1", "exp": "3"}, "models": {"clip-world": "x", "xclip-world": "y"}}
     assert crosscheck.compare(mine, theirs) == [
-        ("split files", "same"), ("decoded clips", "differs"), ("kernels: exp", "differs"), ("kernels: mm", "same"),
-        ("models: clip-world", "same"), ("models: xclip-world", "not recorded")]
+        ("split files", "same"), ("decoded clips", "differs"), ("processed frames: clip-world", "same"),
+        ("kernels: exp", "differs"), ("kernels: mm", "same"), ("models: clip-world", "same"),
+        ("models: xclip-world", "not recorded")]
 
 
 def test_the_command_says_where_this_machine_first_differs_from_each_recorded_one(monkeypatch, tmp_path, capsys):
     mine = {"cpu": "this CPU", "version": crosscheck.VERSION, "torch": "t", "split files": "a",
-            "decoded clips": "b", "kernels": {"mm": "1"}, "models": {}}
+            "decoded clips": "b", "processed frames": {}, "kernels": {"mm": "1"}, "models": {}}
     monkeypatch.setattr(crosscheck, "record", lambda home: mine)
     monkeypatch.setattr(crosscheck, "RECORDS", tmp_path / "records.json")
     crosscheck.RECORDS.write_text(json.dumps({
@@ -75,3 +77,19 @@ def test_the_readmes_models_are_compared_by_their_fingerprints(monkeypatch, tmp_
     assert readme["models"] == {"clip-world": "x"} and readme["version"] == crosscheck.VERSION
     monkeypatch.setattr(crosscheck, "reference", lambda: {})
     assert crosscheck.machines() == {}
+
+
+def test_processed_frames_are_each_built_models_processor_output_on_the_splits_clips(split, tmp_path, monkeypatch):
+    from bench.devkit import tiny
+
+    folder = tiny.build_clip(tmp_path / "models" / "clip-world")
+    monkeypatch.setattr(crosscheck, "default_split", lambda home: split)
+    monkeypatch.setattr(crosscheck, "models", lambda home: {"clip-world": "its fingerprint"})
+    first = crosscheck.processed(tmp_path)
+    assert list(first) == ["clip-world"] and crosscheck.processed(tmp_path) == first
+    config = next(folder.glob("*processor*config.json"))
+    settings = json.loads(config.read_text())
+    image = settings.get("image_processor", settings)
+    image["image_mean"] = [0.0, 0.0, 0.0]
+    config.write_text(json.dumps(settings))
+    assert crosscheck.processed(tmp_path) != first  # another normalisation, other prepared frames

@@ -2,10 +2,11 @@
 machine, so that a CPU that draws other models than the README's says at which stage it first differs.
 
 The stages, in the order a build meets them: the training split's files (the world's renderer and video encoders),
-the split's clips decoded (the video decoders and their scalers), the kernels a build computes with (run in a pinned
+the split's clips decoded (the video decoders and their scalers), clips prepared by each built model's processor at
+its frame size (in a pinned child, as a build prepares them), the kernels a build computes with (run in a pinned
 child, as a build runs them: MKL's products, torch's vectorised functions, attention, an optimiser step) and the
-default seed's models where they are built. Two machines whose splits, decoded clips and kernels agree and whose
-models differ part in a kernel this list does not hold.
+default seed's models where they are built. Two machines whose earlier stages all agree and whose models differ
+part in a kernel this list does not hold.
 
     python -m bench.devkit.train.crosscheck [--home DIR] [--record NAME]
 
@@ -33,7 +34,7 @@ from bench.devkit.world.split import Split, training_split
 RECORDS = Path(__file__).with_name("crosscheck.json")  # {machine: record}
 CLIPS = 24  # clips of the split decoded for the fingerprint of decoding
 SIZES = (None, (224, 224), (112, 168))  # the videos' own size and two scaled (width, height): the scaler's paths
-STAGES = ("split files", "decoded clips", "kernels", "models")  # in the order a build meets them
+STAGES = ("split files", "decoded clips", "processed frames", "kernels", "models")  # in the order a build meets them
 
 
 def digest(*parts: bytes) -> str:
@@ -136,12 +137,35 @@ def kernels() -> dict[str, str]:
     return out
 
 
-def pinned_kernels() -> dict[str, str]:
-    """:func:`kernels` as a pinned build child computes them."""
-    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.crosscheck", "--kernels"],
-                          env=pinned.environment(), capture_output=True, text=True)
+def processed(home: str | Path | None = None, clips: int = 8) -> dict[str, str]:
+    """For each world model built in ``home`` (:func:`models`), the fingerprint of the split's first ``clips`` videos
+    decoded at the model's frame size and prepared by its processor, as its build prepares them (in this process)."""
+    from bench.devkit.train import contrastive, videollm
+    from bench.devkit.train.build import cpu_backend
+    from bench.devkit.train.data import decode
+
+    split = default_split(home)
+    first = set(sorted({e.video for e in split.examples})[:clips])
+    some = Split(split.root, [e for e in split.examples if e.video in first], [])
+    prepare = {"contrastive": contrastive.clip_pixels, "xclip": contrastive.xclip_pixels,
+               "videollm": lambda processor, frames: [t for clip in videollm.video_inputs(processor, frames)
+                                                      for _, t in sorted(clip.items())]}
+    out = {}
+    for name in models(home):
+        backend = cpu_backend(MODELS[name].family, models_home(home) / name)
+        prepared = prepare[MODELS[name].family](backend.processor, decode(some, size=backend.frame_fit()).frames)
+        out[name] = digest(*(t.contiguous().numpy().tobytes() for t in (
+            prepared if isinstance(prepared, list) else [prepared])))
+    return out
+
+
+def in_child(part: str, home: str | Path | None = None) -> dict[str, str]:
+    """:func:`kernels` (``part`` "kernels") or :func:`processed` ("processed") as a pinned build child computes them."""
+    command = [sys.executable, "-m", "bench.devkit.train.crosscheck", f"--{part}"]
+    done = subprocess.run(command + (["--home", str(home)] if home is not None else []), env=pinned.environment(),
+                          capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"the pinned kernels failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise RuntimeError(f"the pinned child's {part} failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout)
 
 
@@ -179,7 +203,8 @@ def record(home: str | Path | None = None) -> dict:
 
     split = default_split(home)
     return {"cpu": cpu(), "version": VERSION, "torch": torch.__version__, "split files": split_files(split),
-            "decoded clips": decoded_clips(split), "kernels": pinned_kernels(), "models": models(home)}
+            "decoded clips": decoded_clips(split), "processed frames": in_child("processed", home),
+            "kernels": in_child("kernels"), "models": models(home)}
 
 
 def compare(mine: dict, theirs: dict) -> list[tuple[str, str]]:
@@ -215,11 +240,15 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", default=None, help="the data home whose split and models to fingerprint")
     parser.add_argument("--record", metavar="NAME", help="store this machine's fingerprints under NAME")
-    parser.add_argument("--kernels", action="store_true", help=argparse.SUPPRESS)  # the pinned child's part
+    parser.add_argument("--kernels", action="store_true", help=argparse.SUPPRESS)  # the pinned child's parts
+    parser.add_argument("--processed", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.kernels:
+    if args.kernels or args.processed:
+        from bench.scoring.console import quiet_library_bars
+
+        quiet_library_bars()
         pinned.no_onednn()
-        print(json.dumps(kernels()))
+        print(json.dumps(kernels() if args.kernels else processed(args.home)))
         return 0
     mine = record(args.home)
     print(f"this machine: {mine['cpu']}, build {mine['version']}, torch {mine['torch']}")
