@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from bench.devkit.train import pinned
-from bench.devkit.train.build import FULL, MODELS, STAMP, VERSION, fingerprint, models_home, reference
+from bench.devkit.train.build import FULL, MODELS, VERSION, fingerprint, is_current, models_home, reference
 from bench.devkit.world.split import Split, training_split
 
 RECORDS = Path(__file__).with_name("crosscheck.json")  # {machine: record}
@@ -50,6 +50,11 @@ def default_split(home: str | Path | None = None) -> Split:
     return training_split(models_home(home) / ".split", FULL.videos_per_kind, FULL.pairs, 0)
 
 
+def first_videos(split: Split, count: int) -> list[str]:
+    """The split's first ``count`` single-clip videos by name (what the decoding and processing stages fingerprint)."""
+    return sorted({e.video for e in split.examples})[:count]
+
+
 def split_files(split: Split) -> str:
     """The fingerprint of the split's files: their names and bytes."""
     files = sorted(p for p in split.root.rglob("*") if p.is_file())
@@ -63,9 +68,8 @@ def decoded_clips(split: Split, clips: int = CLIPS) -> str:
     from bench.frames import sample_frames
     from bench.items import Clip
 
-    videos = sorted({e.video for e in split.examples})[:clips]
     return digest(*(np.ascontiguousarray(sample_frames(Clip(split.path(v)), FRAME_POLICY, size=size).array).tobytes()
-                    for size in SIZES for v in videos))
+                    for size in SIZES for v in first_videos(split, clips)))
 
 
 def _kernels() -> dict[str, Callable]:
@@ -148,7 +152,7 @@ def processed(home: str | Path | None = None, clips: int = 8) -> dict[str, str]:
     from bench.devkit.train.data import decode
 
     split = default_split(home)
-    first = set(sorted({e.video for e in split.examples})[:clips])
+    first = set(first_videos(split, clips))
     some = Split(split.root, [e for e in split.examples if e.video in first], [])
     prepare = {"contrastive": contrastive.clip_pixels, "xclip": contrastive.xclip_pixels,
                "videollm": lambda processor, frames: [t for clip in videollm.video_inputs(processor, frames)
@@ -174,14 +178,7 @@ def in_child(part: str, home: str | Path | None = None) -> dict[str, str]:
 
 def models(home: str | Path | None = None) -> dict[str, str]:
     """The fingerprints of the default seed's full build of each world model built in ``home`` at this version."""
-    found = {}
-    for name in MODELS:
-        stamp = models_home(home) / name / STAMP
-        if stamp.is_file():
-            made = json.loads(stamp.read_text())
-            if (made.get("version"), made.get("seed"), made.get("scale")) == (VERSION, 0, vars(FULL)):
-                found[name] = fingerprint(stamp.parent)
-    return found
+    return {name: fingerprint(models_home(home) / name) for name in MODELS if is_current(name, home)}
 
 
 def cpu() -> str:
