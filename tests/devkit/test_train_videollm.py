@@ -1,6 +1,7 @@
 """The Video-LLM's training: its answer logits are those of the model's own forward pass on the video processor's
 output (what scoring runs), so the frozen vision tower's tokens computed once change nothing; its answer loss compares
-only the answers a question offers; its tower learns the teacher's video embeddings."""
+only the answers a question offers; its tower learns the teacher's video embeddings; its last stage teaches the
+decoder alone to pick the caption's letter in both option orders."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import torch
 
 from types import SimpleNamespace
 
-from bench.devkit.train.videollm import (Questions, Recipe, _attention_loss, _backwards, _choices, answer_loss,
-                                         answer_outputs, distil_tower, head_scores, lay_out, video_inputs,
-                                         video_tokens)
+from bench.devkit.train.videollm import (CHOICE_PROMPTS, Questions, Recipe, _attention_loss, _backwards, _choices,
+                                         answer_loss, answer_outputs, distil_tower, head_scores, lay_out,
+                                         learn_to_choose, video_inputs, video_tokens)
+from bench.scoring import prompts
 from bench.scoring.families import load_backend
 
 
@@ -35,6 +37,24 @@ def test_training_answer_logits_are_the_models_own_forward_on_the_processed_clip
             own = model(**inputs).logits[0, -1]
         assert torch.allclose(logits, own, atol=1e-5), (logits - own).abs().max()
     assert not torch.allclose(batched[0], batched[1], atol=1e-3)  # the rows differ: the comparison can fail
+
+
+def test_a_row_without_a_video_is_the_question_the_backend_asks_blind(tiny):
+    """A training row whose video is None gets the logits the scoring backend's blind prompt (no video in the user
+    turn) gets from the model's own forward pass, beside rows with a video in the same batch."""
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    model, processor = backend.model, backend.processor
+    questions = Questions(processor)
+    video, = video_tokens(model, video_inputs(processor, _clips(1)))
+    asked = ["Is it a square?", "Which one: A) a circle B) a long red square?"]
+    rows = [(asked[0], video), (asked[0], None), (asked[1], None)]
+    batched, _, _ = answer_outputs(model, questions, rows)
+    for (question, _), logits in zip(rows[1:], batched[1:]):
+        inputs = processor(text=[backend.render(question, False)], return_tensors="pt")
+        with torch.no_grad():
+            own = model(**inputs).logits[0, -1]
+        assert torch.allclose(logits, own, atol=1e-5), (logits - own).abs().max()
+    assert not torch.allclose(batched[0], batched[1], atol=1e-3)  # the video changes the answer: it was read
 
 
 def test_a_clip_backwards_gives_the_tokens_of_its_frames_reversed(tiny):
@@ -162,3 +182,43 @@ def test_the_select_term_is_the_answers_attention_to_the_captions_option_over_th
         loss = _attention_loss(model, questions, rows, laid, hidden, Recipe(1, select_weight=2.0), [], options_of)
     assert torch.allclose(loss, -2.0 * torch.stack(expected).mean(), atol=1e-5)
     assert float(_attention_loss(model, questions, rows, laid, hidden, Recipe(1), [], options_of)) == 0.0
+
+
+def test_learning_to_choose_teaches_the_decoder_alone_the_captions_letter_in_both_orders(tiny):
+    """:func:`learn_to_choose` moves the caption's A-minus-B margin with it at A above the margin with it at B, in every
+    two-option prompt, from none at all; it trains the decoder's layers and final norm and nothing else (the tower and
+    the token embeddings, which the scored answers read, stay as they were)."""
+    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
+    model, processor = backend.model, backend.processor
+    questions = Questions(processor)
+    video, = video_tokens(model, video_inputs(processor, _clips(1, seed=5)))
+    texts = ["a red circle moves left", "a blue square jumps"]
+
+    def swapped_margins() -> list[float]:
+        found = []
+        with torch.no_grad():
+            for name in CHOICE_PROMPTS:
+                rows = [(prompts.render_choice(prompts.PROMPTS[name], order, name), video)
+                        for order in (texts, texts[::-1])]
+                logits = answer_outputs(model, questions, rows)[0]
+                margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
+                found.append(float(margin[0] - margin[1]))
+        return found
+
+    before, weights = swapped_margins(), {n: p.detach().clone() for n, p in model.named_parameters()}
+    learn_to_choose(model, questions, lambda rng: [(video, texts)], Recipe(1, choice_steps=30, choice_lr=2e-2),
+                    np.random.default_rng(1))
+    after = swapped_margins()
+    assert max(map(abs, before)) < 0.1 and min(after) > 0.5, (before, after)
+    moved = {n for n, p in model.named_parameters() if not torch.equal(p, weights[n])}
+    decoder = "model.language_model."
+    assert moved and all(n.startswith(decoder + "layers.") or n == decoder + "norm.weight" for n in moved), moved
+    assert any(".mlp." in n for n in moved) and any(".self_attn." in n for n in moved)
+
+
+def test_the_last_stage_counts_in_the_steps_and_shrinks_with_a_quick_build():
+    recipe = Recipe(100, tower_steps=30, choice_steps=50)
+    assert recipe.total_steps == 180
+    quick = recipe.scaled(0.1)
+    assert (quick.steps, quick.tower_steps, quick.choice_steps) == (10, 3, 5)
+    assert Recipe(100).scaled(0.1).choice_steps == 0

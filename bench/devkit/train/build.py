@@ -39,7 +39,7 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split, training_split
 from bench.paths import data_home
 
-VERSION = "18"  # bump whenever a model's architecture, data or recipe changes
+VERSION = "19"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
 REFERENCE = Path(__file__).with_name("reference.json")  # the README's models' fingerprints (bench.devkit.lessons)
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
@@ -92,7 +92,8 @@ MODELS: dict[str, Spec] = {
     "qwen2vl-world": Spec("videollm", ("entail", "mc"),
                           videollm.Recipe(1200, lr=2e-3, warmup=20, choice=0.6, tower_steps=300,
                                           option_weight=1.0, video_weight=2.0, look_weight=1.0,
-                                          select_weight=1.0, letter_weight=0.5), None,
+                                          select_weight=1.0, letter_weight=0.5, choice_steps=900,
+                                          blind_weight=1.0), None,
                           "Qwen2-VL taught to answer Yes/No and A/B about the world's videos, its tower and "
                           "language model drawn to X-CLIP's embeddings", teacher="xclip-world"),
     "qwen2vl-world-biased": Spec("videollm", ("entail", "mc"),
