@@ -156,12 +156,13 @@ class Questions:
         """The M-RoPE positions (3 x length) of :meth:`ids`, as the model's ``get_rope_index`` computes them (without
         the video, the text's positions on all three axes, as the model's forward pass infers them)."""
         key = _asked(question, grid)
-        if key not in self._positions and grid is None:
-            self._positions[key] = torch.arange(len(self.ids(question, grid))).expand(3, -1)
         if key not in self._positions:
             ids = torch.tensor([self.ids(question, grid)])
-            types = (ids == self.video_id).long() * VIDEO_TYPE
-            self._positions[key] = model.model.get_rope_index(ids, types, video_grid_thw=grid[None])[0][:, 0]
+            if grid is None:
+                self._positions[key] = torch.arange(ids.shape[1]).expand(3, -1)
+            else:
+                types = (ids == self.video_id).long() * VIDEO_TYPE
+                self._positions[key] = model.model.get_rope_index(ids, types, video_grid_thw=grid[None])[0][:, 0]
         return self._positions[key]
 
     def _expanded(self, question: str, grid: torch.Tensor | None) -> str:
