@@ -290,8 +290,9 @@ def test_the_video_weight_asks_the_teacher_for_the_video_of_each_rows_clip(home)
             return super().__getitem__(key)
 
     teacher.video = Recording(teacher.video)
-    recipe = replace(build.MODELS["qwen2vl-world"].recipe, steps=2, tower_steps=0)
+    recipe = replace(build.MODELS["qwen2vl-world"].recipe, steps=2, tower_steps=0, choice_steps=0)
     assert recipe.video_weight > 0  # the build uses it
+    assert recipe.total_steps == 2  # two steps of the language model and no other stage (900 choice steps: 15 min)
     for weight in (0.0, recipe.video_weight):
         build._train_videollm(backend, data, replace(recipe, video_weight=weight), 0, lambda n: None, teacher)
         if not weight:
