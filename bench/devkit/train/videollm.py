@@ -55,6 +55,7 @@ from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split
 from bench.registry import spec
 from bench.scoring import prompts
+from bench.scoring.backends.videollm import chat_prompt
 
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
@@ -138,11 +139,9 @@ class Questions:
         return ids[0]
 
     def render(self, question: str, video: bool = True) -> str:
-        """The chat-template prompt up to the answer, the video first unless ``video`` is false (a blind question;
-        ``VideoLLMBackend.render``)."""
-        content = ([{"type": "video"}] if video else []) + [{"type": "text", "text": question}]
-        messages = [{"role": "user", "content": content}]
-        return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        """The chat-template prompt up to the answer, the video first unless ``video`` is false (a blind question),
+        as the scoring backend renders it (:func:`~bench.scoring.backends.videollm.chat_prompt`)."""
+        return chat_prompt(self.processor, question, video)
 
     def ids(self, question: str, grid: torch.Tensor | None) -> list[int]:
         """Token ids of the rendered question with the placeholder repeated once per video token (``grid`` None: the
@@ -206,6 +205,13 @@ def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str,
              [shown(o) for o in order]) for order in (options, options[::-1])]
 
 
+def _caption_at_a_and_b(first: int, both: list[tuple[str, str, list[str]]]) -> tuple[int, int]:
+    """The rows of a two-option question's two orders (:func:`_choices`, asked from row ``first`` on) with the caption
+    at A and with it at B: a pair of :func:`_swap_loss`."""
+    at_b = int(both[0][1] == "B")
+    return first + at_b, first + 1 - at_b
+
+
 def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
           tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> None:
     """Train ``model`` in place: ``recipe.tower_steps`` steps of its vision tower towards ``teacher``'s video
@@ -251,9 +257,7 @@ def train(model, processor, videos: list[dict], joined: dict, data: Decoded, rec
                 if kind == "choice":
                     both = _choices(rng, asked)
                     if len(asked) == 2:
-                        first = len(rows)
-                        at_a = first + (both[0][1] != "A")
-                        swapped.append((at_a, 2 * first + 1 - at_a))
+                        swapped.append(_caption_at_a_and_b(len(rows), both))
                     for question, answer, options in both:
                         if len(options) == 2:
                             options_of[len(rows)] = (options, options["AB".index(answer)])
@@ -340,8 +344,7 @@ def learn_to_choose(model, questions: Questions, draw: Callable[[np.random.Gener
         swapped: list[tuple[int, int]] = []
         for video, texts in draw(rng):
             both = _choices(rng, texts)
-            first, caption_at_a = len(rows), both[0][1] == "A"
-            swapped.append((first + (not caption_at_a), first + caption_at_a))
+            swapped.append(_caption_at_a_and_b(len(rows), both))
             rows += [(question, answer, video) for question, answer, _ in both]
         blind = [(question, None) for question, _, _ in rows] if recipe.blind_weight else []
         logits = answer_outputs(model, questions, [(question, video) for question, _, video in rows] + blind)[0]

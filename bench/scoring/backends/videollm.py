@@ -41,6 +41,18 @@ PROBE = "?"
 TOLERANCE = {"float32": (1e-3, 1e-3), "16-bit": (0.05, 0.02)}
 
 
+def user_turn(text: str, video: bool) -> list[dict]:
+    """The user turn: the video (unless blind) followed by the question."""
+    content = ([{"type": "video"}] if video else []) + [{"type": "text", "text": text}]
+    return [{"role": "user", "content": content}]
+
+
+def chat_prompt(processor, text: str, video: bool) -> str:
+    """The full prompt up to the answer position, through ``processor``'s chat template (what the backend sends, and
+    what the world's Video-LLM is trained on)."""
+    return processor.apply_chat_template(user_turn(text, video), add_generation_prompt=True, tokenize=False)
+
+
 @dataclass
 class _Prompt:
     """One question through the chat template, and the key of its video in the videos mapping (None: no video)."""
@@ -106,22 +118,16 @@ class VideoLLMBackend(Backend):
         """Find (and check) the answer tokens before any scoring."""
         self.answer_ids(list(answers))
 
-    def messages(self, text: str, video: bool) -> list[dict]:
-        """The user turn: the video (unless blind) followed by the question."""
-        content = ([{"type": "video"}] if video else []) + [{"type": "text", "text": text}]
-        return [{"role": "user", "content": content}]
-
     def render(self, text: str, video: bool) -> str:
-        """The full prompt up to the answer position, through the model's chat template."""
-        return self.processor.apply_chat_template(self.messages(text, video), add_generation_prompt=True,
-                                                  tokenize=False)
+        """The full prompt up to the answer position, through the model's chat template (:func:`chat_prompt`)."""
+        return chat_prompt(self.processor, text, video)
 
     def answer_id(self, word: str) -> int:
         """The token the model emits first when it answers ``word``: the first token after the generation prompt of
         the assistant turn the chat template renders for ``word`` (or, for a template whose assistant turn does not
         extend its generation prompt, of ``word`` appended to it); checked to decode to ``word`` alone."""
         if word not in self._answer_ids:
-            probe = self.messages("?", False)
+            probe = user_turn("?", False)
             prefix = self.processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False)
             turn = probe + [{"role": "assistant", "content": [{"type": "text", "text": word}]}]
             full = self.processor.apply_chat_template(turn, tokenize=False)
