@@ -127,9 +127,8 @@ class VideoLLMBackend(Backend):
         the assistant turn the chat template renders for ``word`` (or, for a template whose assistant turn does not
         extend its generation prompt, of ``word`` appended to it); checked to decode to ``word`` alone."""
         if word not in self._answer_ids:
-            probe = user_turn("?", False)
-            prefix = self.processor.apply_chat_template(probe, add_generation_prompt=True, tokenize=False)
-            turn = probe + [{"role": "assistant", "content": [{"type": "text", "text": word}]}]
+            prefix = chat_prompt(self.processor, "?", False)
+            turn = user_turn("?", False) + [{"role": "assistant", "content": [{"type": "text", "text": word}]}]
             full = self.processor.apply_chat_template(turn, tokenize=False)
             source = "template" if full.startswith(prefix) and len(full) > len(prefix) else "appended"
             if source == "appended":
