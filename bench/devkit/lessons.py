@@ -4,8 +4,8 @@
     python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
                                    [--readme README.md]
 
-With ``--readme`` at full scale it also records the default seed's models' fingerprints
-(:func:`bench.devkit.train.build.write_reference`), which the demo compares its own models with.
+With ``--readme`` at full scale it also releases the default seed's models (:func:`bench.devkit.train.build.release`):
+the copies every data home starts from, so that a fresh demo shows the table's default column.
 
 Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
 the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world
@@ -21,14 +21,16 @@ from pathlib import Path
 
 import pandas as pd
 
-DEFAULT_SEED = 0
+from bench.devkit.train.build import DEFAULT_SEED
+
 BOTH = "both orders"
 
 
 @dataclass(frozen=True)
 class Lesson:
     """One number the demo shows: ``run``'s accuracy on foil type ``foil`` (%), or its answer-bias ``measure``
-    (:data:`BOTH`: its share of VITATECS's and VELOCITI's A/B questions right in both option orders)."""
+    (:data:`BOTH`: its share of VITATECS's and VELOCITI's A/B questions right in both option orders; ``BOTH`` and a
+    benchmark's name: that benchmark's alone)."""
 
     text: str
     run: str
@@ -47,9 +49,10 @@ LESSONS = [
     Lesson("Qwen2-VL Yes/No, accuracy on `state`", "Qwen2-VL Yes/No", foil="state"),
     Lesson("Qwen2-VL Yes/No, accuracy on `actor`", "Qwen2-VL Yes/No", foil="actor"),
     Lesson("Qwen2-VL A/B, right in both orders (VITATECS, VELOCITI; chance 25 %)", "Qwen2-VL A/B", measure=BOTH),
+    Lesson("Qwen2-VL A/B, right in both orders on VITATECS", "Qwen2-VL A/B", measure=f"{BOTH} vitatecs"),
+    Lesson("Qwen2-VL A/B, right in both orders on VELOCITI", "Qwen2-VL A/B", measure=f"{BOTH} velociti"),
     Lesson("Qwen2-VL A/B, share of A", "Qwen2-VL A/B", measure="share A"),
     Lesson("Qwen2-VL blind A/B, right in both orders (no frames)", "Qwen2-VL blind A/B", measure=BOTH),
-    Lesson("Qwen2-VL blind Yes/No, P(Yes)", "Qwen2-VL blind", measure="P(Yes)"),
     Lesson("Qwen2-VL Yes/No, P(Yes)", "Qwen2-VL Yes/No", measure="P(Yes)"),
     Lesson("biased A/B, share of A", "biased A/B", measure="share A"),
 ]
@@ -58,12 +61,13 @@ LESSONS = [
 def seed_values(pooled: pd.DataFrame, bias: pd.DataFrame, right: pd.DataFrame) -> dict[str, float]:
     """Each lesson's value (%) in one seed's pooled table (:func:`bench.metrics.pooled.pool_runs` by foil type), answer
     bias (:func:`bench.devkit.train.evaluate.answer_bias`) and A/B in both orders
-    (:func:`bench.devkit.train.evaluate.both_orders`, pooled over its benchmarks); a lesson the runs do not hold is
-    left out."""
+    (:func:`bench.devkit.train.evaluate.both_orders`, pooled over its benchmarks and per benchmark); a lesson the runs
+    do not hold is left out."""
     accuracy = {(r.run, r.value): float(r.accuracy) for r in pooled.itertuples()}
     measured = {(r.run, r.measure): float(r.value) for r in bias.itertuples()}
     for run, rows in right.groupby("run"):
         measured[run, BOTH] = float((rows["value"] * rows["n"]).sum() / rows["n"].sum())
+        measured.update({(run, f"{BOTH} {r.benchmark}"): float(r.value) for r in rows.itertuples()})
     found = {}
     for lesson in LESSONS:
         key = (lesson.run, lesson.foil) if lesson.foil else (lesson.run, lesson.measure)
@@ -118,8 +122,8 @@ def write(path: Path, table: str, seeds: list[int], scale) -> None:
         f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}. The models are built with their kernels pinned "
         "(torch's AVX2 kernels, MKL's COMPATIBLE branch, oneDNN off), so that a seed draws the same weights on a "
         "machine whatever else runs; another kind of CPU can draw others, like another seed (an AMD EPYC did at "
-        "build 18). `foilbench demo` says whether its models are, byte for byte, the seed-0 models measured "
-        "here.\n\n" + table + "\n")
+        f"build 18). `foilbench demo` copies in the released seed-{DEFAULT_SEED} models measured here (or, with "
+        "`--train`, builds them and says whether they are the released bytes).\n\n" + table + "\n")
 
 
 START, END = "<!-- lessons: start -->", "<!-- lessons: end -->"
@@ -135,7 +139,7 @@ def into_readme(text: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     from bench.devkit.demo import DEMO_MODELS
-    from bench.devkit.train.build import FULL, shrunk, write_reference
+    from bench.devkit.train.build import FULL, release, shrunk
     from bench.devkit.train.pinned import passive_waits
     from bench.devkit.world import ensure_sample
     from bench.paths import data_home
@@ -172,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
         readme.write_text(into_readme(readme.read_text(), table))
         print(f"written: the table in {readme}")
         if scale == FULL:
-            print(f"written: {write_reference(DEMO_MODELS, home)}")
+            print(f"released: the default seed's models, into {release(DEMO_MODELS, home)}")
 
 
 if __name__ == "__main__":

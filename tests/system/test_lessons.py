@@ -1,9 +1,9 @@
 """System tests on the generated world with the trained models, through the public commands: a pipeline that
 reverses frames, swaps caption and foil or flips a metric's sign fails them.
 
-The models are built once per session (:func:`bench.devkit.train.build.trained_model`, a few minutes on two cores)
-into a session data home that `foilbench demo`'s test shares; each set-up scores an even spread of each benchmark's
-items (``--limit --spread``), enough for the intervals these tests read.
+The models are the release (:func:`bench.devkit.train.build.trained_model` copies it into a session data home; one
+test builds another seed's CLIP and X-CLIP, about six minutes on two cores); each set-up scores an even spread of
+each benchmark's items (``--limit --spread``), enough for the intervals these tests read.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 from scipy import stats
 
 from bench.cli import main
-from bench.devkit.train.build import MODELS, trained_model
+from bench.devkit.train.build import DEFAULT_SEED, MODELS, trained_model
 
-pytestmark = pytest.mark.slow  # builds the world's trained models
+pytestmark = pytest.mark.slow  # the full world's runs; one test builds models
 
 ORDERED = ("vitatecs", "velociti", "videocon", "vinoground")  # the benchmarks with order foils
 PER_BENCHMARK = 300
@@ -72,17 +72,18 @@ def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip
     assert backward["n"] == forward["n"] > 100
 
 
-def test_the_order_lesson_holds_for_another_build_seed(trained_world, tmp_path, capsys):
-    """Seed 2 draws other weights and another training split. When clips with claims about time gave them four of
-    five draws (an earlier recipe), its X-CLIP reached 54 % on order foils; giving them every draw, 94 %. Builds are
-    pinned (since build 16), so a seed draws the same weights on a machine, though not on every CPU kind (an AMD
-    EPYC drew other models than an Intel Xeon at build 18); over seeds the X-CLIP's `order` moves by tens of points
-    (docs/demo-lessons.md: build 18's seed 2 is at 62 % on the demo's items): the lesson it must hold is the
-    issue's, above chance on order and below it when its frames are reversed (reversed time makes the foil true),
-    which an order-blind model fails both ways."""
+def test_the_order_lesson_holds_for_a_seed_built_here(trained_world, tmp_path, capsys):
+    """The session's models are the release (the default seed, built on an AMD EPYC); seed 0 is built here, at full
+    scale, with its own training split: the one full build in the suite, of the CLIP and the X-CLIP that starts from
+    it. Builds are pinned, so a seed draws the same weights on a machine, though not on every CPU kind (an AMD EPYC
+    drew other models than an Intel Xeon at build 18); over seeds the X-CLIP's `order` moves by tens of points
+    (docs/demo-lessons.md): the lesson it must hold is the issue's, above chance on order and below it when its
+    frames are reversed (reversed time makes the foil true), which an order-blind model fails both ways."""
     home, world = trained_world
-    model = trained_model("xclip-world", home / "seed-2", seed=2)
-    _reads_order(_pooled(capsys, _forward_and_reversed(world, tmp_path, model, "seed-2-")), "seed-2-")
+    seed = 0
+    assert seed != DEFAULT_SEED
+    model = trained_model("xclip-world", home / f"seed-{seed}", seed=seed)
+    _reads_order(_pooled(capsys, _forward_and_reversed(world, tmp_path, model, f"seed-{seed}-")), f"seed-{seed}-")
 
 
 def test_the_order_blind_model_is_at_chance_on_order_and_sees_colours_and_numbers_of_shapes(trained_world, tmp_path,
@@ -202,6 +203,17 @@ def test_the_video_llm_asked_ab_picks_the_caption_in_both_orders_above_chance(ab
     for benchmark, (seen, n, _) in ab_runs[0].items():
         right = round(seen * n / 100)
         assert stats.binomtest(right, n, 0.25, alternative="greater").pvalue < 0.05, (benchmark, seen, n)
+
+
+def test_the_released_video_llm_asked_ab_picks_the_caption_in_both_orders_on_half_the_items(trained_world, ab_runs):
+    """The issue's aim, for the released models every data home starts from (the same bytes on every CPU; only the
+    scores' last bits can differ): right in both orders on at least half of VITATECS's and of VELOCITI's items."""
+    from bench.devkit.train.build import fingerprint, released
+
+    if fingerprint(trained_model("qwen2vl-world", trained_world[0])) != released().get("qwen2vl-world"):
+        pytest.skip("the session's Qwen2-VL is not the release's: its aim is the release's, the seeds' ranges the rest")
+    for benchmark, (seen, n, _) in ab_runs[0].items():
+        assert seen >= 50, (benchmark, seen, n)
 
 
 def test_the_video_llm_asked_ab_uses_both_letters(ab_runs):
