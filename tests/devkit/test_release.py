@@ -116,3 +116,14 @@ def test_release_copies_the_default_seeds_full_build_and_refuses_another(release
     assert all(build.from_release(name, copied) for name in NAMES)
     build.release(NAMES, copied)  # releasing copies of the release: the same bytes, and no mark of a copy
     assert not any("released" in json.loads((build.RELEASED / n / build.STAMP).read_text())["built"] for n in NAMES)
+
+
+def test_the_build_benchmark_trains_and_never_copies_the_release(release, tmp_path, monkeypatch):
+    from bench.devkit.perf import build as perf_build
+    from bench.devkit.world import split
+
+    monkeypatch.setattr(split, "training_split", lambda *args, **kwargs: None)  # the split: not what is timed
+    seconds, each = perf_build.timed_build("clip-world", tmp_path / "home", build.FULL)
+    assert release == [["clip-world"]] and not build.from_release("clip-world", tmp_path / "home")
+    assert each["clip-world"][1] == build.fingerprint(build.models_home(tmp_path / "home") / "clip-world") != \
+        build.released()["clip-world"]
