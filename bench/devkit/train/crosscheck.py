@@ -232,8 +232,8 @@ def recorded() -> dict[str, dict]:
 def machines() -> dict[str, dict]:
     """The recorded machines and the released models (:func:`bench.devkit.train.build.released`: their
     fingerprints only), to compare with."""
-    readme = {"cpu": "the machine that built the released models", "version": VERSION, "models": released()}
-    return {**recorded(), **({"the released models": readme} if readme["models"] else {})}
+    release = {"cpu": "the machine that built the released models", "version": VERSION, "models": released()}
+    return {**recorded(), **({"the released models": release} if release["models"] else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
