@@ -57,15 +57,14 @@ def chromium() -> str:
 
 @pytest.fixture(scope="session")
 def trained_world(tmp_path_factory):
-    """A data home holding the world's trained models (the release, copied; built where this build has none released)
-    and the full world, made once per session (``$FOILBENCH_TEST_HOME`` names a home to keep them in between
-    sessions): (home, the world's sample sets)."""
+    """A data home holding the world's trained models and the full world, built once per session (a few minutes;
+    ``$FOILBENCH_TEST_HOME`` names a home to keep them in between sessions): (home, the world's sample sets)."""
     from bench.devkit.train.build import MODELS, trained_models
     from bench.devkit.world import ensure_sample
 
     kept = os.environ.get("FOILBENCH_TEST_HOME")
     home = Path(kept) if kept else tmp_path_factory.mktemp("trained")
-    trained_models(list(MODELS), home, progress=False)  # any to build: one pinned child, the split decoded once
+    trained_models(list(MODELS), home, progress=False)  # one pinned child: the training split decoded once
     return home, ensure_sample(home / "sample-full", size="full")
 
 

@@ -12,7 +12,7 @@ from bench.paths import data_home
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate the world, copy (or build) the trained models, score, print the lesson and build the report; when
+    """Generate the world, build the trained models, score, print the lesson and build the report; when
     interrupted, say that running it again resumes."""
     try:
         return _demo(args)
@@ -27,7 +27,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
     from bench.devkit.demo import (DEMO_ITEMS, DEMO_MODELS, DEMO_RUNS, bias_lines, both_orders_lines,
-                                   build_estimate, foil_type_table, released_line, score_world)
+                                   build_estimate, foil_type_table, reference_line, score_world)
     from bench.devkit.train.build import MODELS, trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.world import ensure_sample
@@ -59,13 +59,13 @@ def _demo(args: argparse.Namespace) -> int:
         kinds = len({it.labels.get("foil_type") for it in items} - {None})
         print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
     phase_done("world")
-    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home, args.train)})")
-    trained_models(DEMO_MODELS, home, progress=progress, train=args.train)
+    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
+    trained_models(DEMO_MODELS, home, progress=progress)
     for name in DEMO_MODELS:
         print(f"    {name}: {MODELS[name].summary}")
     phase_done("models")
     print(f"    the models took {phases['models']:.0f} s")
-    print(f"    {released_line(DEMO_MODELS, home)}")
+    print(f"    {reference_line(DEMO_MODELS, home)}")
     scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
     print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
     paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,
@@ -92,20 +92,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` command."""
     parser = add_command(
         subparsers, "demo", "the main job on the generated world, with trained models",
-        "Generate the world's five benchmarks (first use only), copy in the released small models trained offline on "
-        "a disjoint part of it (first use only; --train builds them here instead, about 40 minutes on two cores), "
-        "score them on every benchmark, "
+        "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
+        "part of it (first use only; the demo says how long the last build took), score them on every benchmark, "
         "print accuracy by foil type with intervals, the answer bias and A/B in both orders, and build the report of "
         "every paper's tables and figures.",
-        "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full\n"
-        "  foilbench demo --home /tmp/trained --train")
+        "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")
     parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME, else foilbench-data in the checkout)")
     parser.add_argument("--size", default="full", choices=("small", "full"),
                         help="the world's size (default full: hundreds of items per test; small: a few)")
     parser.add_argument("--full", action="store_true",
                         help="score every item (default: a spread of items per benchmark, to stay within minutes)")
-    parser.add_argument("--train", action="store_true",
-                        help="train the models here (pinned kernels; the demo then says whether they are the released "
-                             "bytes) instead of copying the released ones")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

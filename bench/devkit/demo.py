@@ -47,7 +47,7 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
               "Qwen2-VL blind A/B"]
 # items per benchmark each set-up scores (spread over the file), so that the demo fits in minutes on two cores;
 # ``full`` scores every item
-DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 150}
+DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 60}
 
 
 def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path], *, full: bool = False,
@@ -68,47 +68,38 @@ def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path]
     return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")
 
 
-def build_estimate(names: list[str], home: Path, train: bool = False) -> str:
-    """What making ``names`` in ``home`` will take: copying the released models, or building, as long as the last
-    builds there took (each model's stamp records its build's duration), else as long as the released build took."""
-    from bench.devkit.train.build import (RELEASED, build_seconds, from_release, is_current, needed, released,
-                                          stamp_seconds)
+def build_estimate(names: list[str], home: Path) -> str:
+    """What building ``names`` into ``home`` will take, from what the last builds there measured (each model's stamp
+    records its build's duration)."""
+    from bench.devkit.train.build import build_seconds, is_current, needed
 
-    todo = [n for n in needed(names) if not is_current(n, home) or (train and from_release(n, home))]
+    todo = [n for n in needed(names) if not is_current(n, home)]
     if not todo:
-        return "already here"
-    if not train and all(n in released() for n in todo):
-        return f"copying the released {', '.join(todo)}: the bytes the README's lessons were measured with"
-    measured = {n: None if from_release(n, home) else build_seconds(n, home) for n in todo}
-    if all(v is not None for v in measured.values()):
-        return f"rebuilding {', '.join(todo)}: about {sum(measured.values()):.0f} s, as their last build here took"
-    theirs = [stamp_seconds(RELEASED / n) for n in todo]
-    if all(v is not None for v in theirs):
-        return (f"building {', '.join(todo)} now: the released build took {sum(theirs):.0f} s on the 2-core machine "
-                "that built it; never built in this data home")
-    return f"building {', '.join(todo)} now; never built in this data home, so no measured time to go by"
+        return "already built"
+    measured = {n: build_seconds(n, home) for n in todo}
+    if any(v is None for v in measured.values()):
+        return f"building {', '.join(todo)} now; never built in this data home, so no measured time to go by"
+    return f"rebuilding {', '.join(todo)}: about {sum(measured.values()):.0f} s, as their last build here took"
 
 
-def released_line(names: list[str], home: Path) -> str:
-    """Whether the models in ``home`` are, byte for byte, the released ones the README's lessons were measured with
-    (its seed column; :func:`bench.devkit.train.build.released`), copied or built here."""
+def reference_line(names: list[str], home: Path) -> str:
+    """Whether the models built in ``home`` are, byte for byte, those the README's lessons were measured with (its
+    default seed's column; :func:`bench.devkit.train.build.reference`)."""
     from bench.devkit.train import crosscheck
-    from bench.devkit.train.build import DEFAULT_SEED, VERSION, fingerprint, from_release, models_home, released
+    from bench.devkit.train.build import DEFAULT_SEED, VERSION, fingerprint, models_home, reference
 
-    recorded = released()
+    recorded = reference()
     if not all(name in recorded for name in names):
-        return f"no released models of build {VERSION} to compare them with"
+        return f"no fingerprints of build {VERSION}'s models are recorded: nothing to compare them with"
     mine = {name: fingerprint(models_home(home) / name) for name in names}
-    column = f"expect its seed-{DEFAULT_SEED} column"
     if all(mine[name] == recorded[name] for name in names):
-        if all(from_release(name, home) for name in names):
-            return f"the released models, the bytes the README's lessons were measured with: {column}"
-        return f"built here, the same bytes as the released models the README's lessons were measured with: {column}"
+        return ("the same bytes as the models the README's lessons were measured with: expect its "
+                f"seed-{DEFAULT_SEED} column")
     known = [machine for machine, found in crosscheck.recorded().items() if found.get("version") == VERSION
              and all(found.get("models", {}).get(name) == mine[name] for name in names)]
-    return ("not the released bytes the README's lessons were measured with (another CPU, torch or transformers drew "
-            f"other weights{'; the bytes recorded on ' + known[0] if known else ''}): expect its ranges over seeds, "
-            f"not its seed-{DEFAULT_SEED} column (where the builds part: python -m bench.devkit.train.crosscheck)")
+    return ("not the bytes the README's lessons were measured with (another CPU, torch or transformers drew other "
+            f"weights{'; the bytes recorded on ' + known[0] if known else ''}): expect its ranges over seeds, not its "
+            f"seed-{DEFAULT_SEED} column (where the builds part: python -m bench.devkit.train.crosscheck)")
 
 
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:

@@ -4,8 +4,8 @@
     python -m bench.devkit.lessons [--seeds 0,1,2] [--home DIR] [--out docs/demo-lessons.md] [--size full]
                                    [--readme README.md]
 
-With ``--readme`` at full scale it also releases the default seed's models (:func:`bench.devkit.train.build.release`):
-the copies every data home starts from, so that a fresh demo shows the table's default column.
+With ``--readme`` at full scale it also records the default seed's models' fingerprints
+(:func:`bench.devkit.train.build.write_reference`), which the demo compares its own models with.
 
 Each seed's models and runs live in ``<home>/seeds/<seed>`` (built on first use, reused after); the default seed's are
 the demo's own (``<home>/models``, ``<home>/runs/sample-<size>``), so that a finished demo is not redone; the world
@@ -122,8 +122,8 @@ def write(path: Path, table: str, seeds: list[int], scale) -> None:
         f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}. The models are built with their kernels pinned "
         "(torch's AVX2 kernels, MKL's COMPATIBLE branch, oneDNN off), so that a seed draws the same weights on a "
         "machine whatever else runs; another kind of CPU can draw others, like another seed (an AMD EPYC did at "
-        f"build 18). `foilbench demo` copies in the released seed-{DEFAULT_SEED} models measured here (or, with "
-        "`--train`, builds them and says whether they are the released bytes).\n\n" + table + "\n")
+        f"build 18). `foilbench demo` says whether its models are, byte for byte, the seed-{DEFAULT_SEED} models "
+        "measured here.\n\n" + table + "\n")
 
 
 START, END = "<!-- lessons: start -->", "<!-- lessons: end -->"
@@ -139,7 +139,7 @@ def into_readme(text: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     from bench.devkit.demo import DEMO_MODELS
-    from bench.devkit.train.build import FULL, release, shrunk
+    from bench.devkit.train.build import FULL, shrunk, write_reference
     from bench.devkit.train.pinned import passive_waits
     from bench.devkit.world import ensure_sample
     from bench.paths import data_home
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
         readme.write_text(into_readme(readme.read_text(), table))
         print(f"written: the table in {readme}")
         if scale == FULL:
-            print(f"released: the default seed's models, into {release(DEMO_MODELS, home)}")
+            print(f"written: {write_reference(DEMO_MODELS, home)}")
 
 
 if __name__ == "__main__":

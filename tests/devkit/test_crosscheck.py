@@ -70,12 +70,12 @@ def test_the_command_says_where_this_machine_first_differs_from_each_recorded_on
     assert "against here (this CPU): no stage differs" in capsys.readouterr().out
 
 
-def test_the_released_models_are_compared_by_their_fingerprints(monkeypatch, tmp_path):
+def test_the_readmes_models_are_compared_by_their_fingerprints(monkeypatch, tmp_path):
     monkeypatch.setattr(crosscheck, "RECORDS", tmp_path / "none.json")
-    monkeypatch.setattr(crosscheck, "released", lambda: {"clip-world": "x"})
-    release = crosscheck.machines()["the released models"]
-    assert release["models"] == {"clip-world": "x"} and release["version"] == crosscheck.VERSION
-    monkeypatch.setattr(crosscheck, "released", lambda: {})
+    monkeypatch.setattr(crosscheck, "reference", lambda: {"clip-world": "x"})
+    readme = crosscheck.machines()["the README's models"]
+    assert readme["models"] == {"clip-world": "x"} and readme["version"] == crosscheck.VERSION
+    monkeypatch.setattr(crosscheck, "reference", lambda: {})
     assert crosscheck.machines() == {}
 
 

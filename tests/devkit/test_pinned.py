@@ -1,7 +1,9 @@
-"""What a pinned build child runs (MKL's branch as MKL reports it, torch's kernels)."""
+"""What a pinned build child runs (MKL's branch as MKL reports it, torch's kernels) and the demo's comparison of its
+models with the fingerprints the README's lessons were measured with."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.devkit.train import pinned
+from bench.devkit.demo import reference_line
+from bench.devkit.train import build, crosscheck, pinned
 
 REPORT = ("import torch\nfrom bench.devkit.train import pinned\ntorch.ones(4, 4) @ torch.ones(4, 4)\n"
           "print(pinned.mkl_branch(), torch.backends.cpu.get_cpu_capability())")
@@ -42,3 +45,38 @@ def test_no_onednn_switches_torchs_use_of_it_off():
         assert torch.backends.mkldnn.enabled is False
     finally:
         torch.backends.mkldnn.enabled = before
+
+
+@pytest.fixture
+def recorded(tmp_path, monkeypatch):
+    """A data home with two 'built' models (weights files only) and the reference file pointed at a scratch copy."""
+    monkeypatch.setattr(build, "REFERENCE", tmp_path / "reference.json")
+    monkeypatch.setattr(crosscheck, "RECORDS", tmp_path / "crosscheck.json")
+    home = tmp_path / "home"
+    for name, weights in (("clip-world", b"clip"), ("xclip-world", b"xclip")):
+        (home / "models" / name).mkdir(parents=True)
+        (home / "models" / name / "model.safetensors").write_bytes(weights)
+    return home
+
+
+def test_the_demo_says_when_its_models_are_the_readmes_bytes_and_when_not(recorded):
+    names = ["clip-world", "xclip-world"]
+    assert reference_line(names, recorded).startswith("no fingerprints of build")
+    written = build.write_reference(names, recorded)
+    assert json.loads(written.read_text())["version"] == build.VERSION
+    assert build.reference() == {n: build.fingerprint(recorded / "models" / n) for n in names}
+    assert reference_line(names, recorded).startswith("the same bytes as the models the README's lessons")
+    (recorded / "models" / "xclip-world" / "model.safetensors").write_bytes(b"other weights")
+    assert reference_line(names, recorded).startswith("not the bytes the README's lessons were measured with")
+    assert "recorded on" not in reference_line(names, recorded)
+    assert reference_line(["clip-world"], recorded).startswith("the same bytes")  # only the models asked about
+    theirs = {n: build.fingerprint(recorded / "models" / n) for n in names}
+    crosscheck.RECORDS.write_text(json.dumps({"Another CPU": {"version": build.VERSION, "models": theirs}}))
+    assert "; the bytes recorded on Another CPU)" in reference_line(names, recorded)
+
+
+def test_fingerprints_of_another_build_version_are_not_compared(recorded):
+    build.write_reference(["clip-world"], recorded)
+    build.REFERENCE.write_text(json.dumps({**json.loads(build.REFERENCE.read_text()), "version": "0"}))
+    assert build.reference() == {}
+    assert reference_line(["clip-world"], recorded).startswith("no fingerprints of build")

@@ -21,16 +21,15 @@ BUSY = ("import torch\ntorch.set_num_threads({threads})\na = torch.randn(512, 51
 
 
 def timed_build(model: str, home: Path, scale) -> tuple[float, dict[str, tuple[float, str]]]:
-    """Seconds to build ``model`` into ``home`` (trained, never copied from the release; its training split made first,
-    untimed), and for it and each model it needs, in build order, the seconds its stamp measured and its weights'
-    digest."""
+    """Seconds to build ``model`` into ``home`` (its training split made first, untimed), and for it and each model
+    it needs, in build order, the seconds its stamp measured and its weights' digest."""
     from bench.devkit.train.build import (DEFAULT_SEED, build_seconds, fingerprint, models_home, needed,
                                           trained_model)
     from bench.devkit.world.split import training_split
 
     training_split(models_home(home) / ".split", scale.videos_per_kind, scale.pairs, DEFAULT_SEED)
     start = time.perf_counter()
-    folder = trained_model(model, home, scale=scale, progress=False, train=True)
+    folder = trained_model(model, home, scale=scale, progress=False)
     seconds = time.perf_counter() - start
     each = {name: (build_seconds(name, home), fingerprint(folder.parent / name)) for name in needed([model])}
     return seconds, each

@@ -1,4 +1,4 @@
-"""Build the world's trained models (timed; trained here, never copied from the release) and score them on the world's suite through the runner; print the
+"""Build the world's trained models (timed) and score them on the world's suite through the runner; print the
 accuracy by foil type with intervals and the Video-LLMs' answer bias.
 
     python -m bench.devkit.train [--size full|small] [--home DIR] [--limit N] [--out DIR]
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     times = {}
     for name in MODELS:
         start = time.perf_counter()
-        trained_model(name, args.home, train=True)
+        trained_model(name, args.home)
         times[name] = time.perf_counter() - start
     suite = ensure_sample(size=args.size)
     out = Path(args.out) if args.out else models_home(args.home) / f"runs-{args.size}"

@@ -1,18 +1,17 @@
-"""The world's trained models: ``trained_model(name)`` is the folder of a model trained on the world's training split,
-saved with ``save_pretrained`` (model and processor), which the scoring backends load by path exactly as they load a
-user's checkpoint.
+"""The world's trained models, built on first use: ``trained_model(name)`` is the folder of a model trained on the
+world's training split, saved with ``save_pretrained`` (model and processor), which the scoring backends load by
+path exactly as they load a user's checkpoint.
 
-The default seed's full build of every model is released with the code (:data:`RELEASED`: the bytes the README's
-lessons were measured with) and copied into a data home on first use; any other build (another seed or scale, or
-``train=True``) is trained. A model is kept in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed,
-scale) and replaced when the stamp differs; it is written into a temporary folder renamed into place, under a lock,
-so a second process waits for the first and uses its result. Every build is seeded, runs in a child process whose
-kernels are pinned (:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch
-on :data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on a machine, idle
+A build is cached in ``<data home>/models/<name>`` with a stamp (:data:`VERSION`, seed, scale) and rebuilt when the
+stamp differs; it is written into a temporary folder renamed into place, under a lock, so a second process waits
+for the first and uses its result. Every build is seeded, runs in a child process whose kernels are pinned
+(:mod:`bench.devkit.train.pinned`, recorded in the stamp with the build's duration) and runs torch on
+:data:`THREADS` threads whatever the machine's core count: the same seed gives the same weights on a machine, idle
 or busy, and was meant to on any x86-64 CPU with AVX2 (an AMD EPYC drew other models than an Intel Xeon at build
-18: :mod:`bench.devkit.train.crosscheck`). Models built together share one child, so the training split is decoded
-once. Each model is first saved untrained and loaded back through its scoring backend, whose processor (with the
-backend's fixed settings) and frame size then prepare the training frames: training sees exactly what scoring sees.
+18: :mod:`bench.devkit.train.crosscheck`). :data:`REFERENCE` holds the fingerprints of the models the README's lessons
+were measured with. Models built together share one child, so the training split is decoded once. Each model
+is first saved untrained and loaded back through its scoring backend, whose processor (with the backend's fixed
+settings) and frame size then prepare the training frames: training sees exactly what scoring sees.
 """
 
 from __future__ import annotations
@@ -42,10 +41,10 @@ from bench.paths import data_home
 
 VERSION = "19"  # bump whenever a model's architecture, data or recipe changes
 STAMP = "BUILD_STAMP"
-# the seed of the released build: of seeds 0-2 at build 19 the one whose Qwen2-VL met issue 32's A/B aims on the
-# benchmarks' items (docs/world-design.md, "The released models"); the README's table gives all three
+REFERENCE = Path(__file__).with_name("reference.json")  # the README's models' fingerprints (bench.devkit.lessons)
+# the README's seed: of seeds 0-2 at build 19 the one whose Qwen2-VL met issue 32's A/B aims on the benchmarks' items
+# on the AMD EPYC (docs/world-design.md, "The default seed"); the README's table gives all three
 DEFAULT_SEED = 2
-RELEASED = Path(__file__).with_name("released")  # the default seed's full build of every model (bench.devkit.lessons)
 FRAMES = 8  # frames per clip: the runner's default frame policy, and X-CLIP's num_frames
 THREADS = pinned.THREADS  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 XCLIP_STEPS = 800  # from the trained CLIP's weights; from scratch it took 1,500 steps to learn what 800 learn now
@@ -112,17 +111,17 @@ def models_home(home: str | Path | None = None) -> Path:
 
 
 def trained_model(name: str, home: str | Path | None = None, *, seed: int = DEFAULT_SEED, scale: Scale = FULL,
-                  progress: bool = True, train: bool = False) -> Path:
-    """The folder of the trained model ``name`` (one of :data:`MODELS`), made first when absent or made with another
-    :data:`VERSION`, ``seed`` or ``scale``: the released copy when it is that build (unless ``train``), else built.
-    Load it by path like any checkpoint (family: ``MODELS[name].family``)."""
-    return trained_models([name], home, seed=seed, scale=scale, progress=progress, train=train)[name]
+                  progress: bool = True) -> Path:
+    """The folder of the trained model ``name`` (one of :data:`MODELS`), built first when absent or built with
+    another :data:`VERSION`, ``seed`` or ``scale``. Load it by path like any checkpoint (family:
+    ``MODELS[name].family``)."""
+    return trained_models([name], home, seed=seed, scale=scale, progress=progress)[name]
 
 
 def trained_models(names: list[str], home: str | Path | None = None, *, seed: int = DEFAULT_SEED,
-                   scale: Scale = FULL, progress: bool = True, train: bool = False) -> dict[str, Path]:
+                   scale: Scale = FULL, progress: bool = True) -> dict[str, Path]:
     """:func:`trained_model` of each of ``names``; those to build (with the models they need) are built together in
-    one pinned child process. With ``train``, models copied from the release are built here instead."""
+    one pinned child process."""
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         raise ValueError(f"unknown trained model {unknown[0]!r}; choose one of {', '.join(MODELS)}")
@@ -133,11 +132,6 @@ def trained_models(names: list[str], home: str | Path | None = None, *, seed: in
     def stale() -> list[str]:
         return [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
 
-    for name in needed(names):
-        if train and from_release(name, home):
-            shutil.rmtree(root / name)
-        elif not train and name in stale():
-            _install_released(name, root, _stamp(name, seed, scale))
     if stale():
         pinned.build(list(names), root.parent, seed, asdict(scale), progress)
     left = stale()
@@ -164,12 +158,7 @@ def is_current(name: str, home: str | Path | None = None, *, seed: int = DEFAULT
 
 def build_seconds(name: str, home: str | Path | None = None) -> float | None:
     """How long the last build of ``name`` in ``home`` took (its stamp's record, current or not; None: never built)."""
-    return stamp_seconds(models_home(home) / name)
-
-
-def stamp_seconds(folder: Path) -> float | None:
-    """How long the build of the model in ``folder`` took (its stamp's record; None: no stamp)."""
-    path = Path(folder) / STAMP
+    path = models_home(home) / name / STAMP
     return json.loads(path.read_text()).get("built", {}).get("seconds") if path.is_file() else None
 
 
@@ -178,53 +167,21 @@ def fingerprint(folder: Path) -> str:
     return hashlib.sha256((Path(folder) / "model.safetensors").read_bytes()).hexdigest()
 
 
-def released() -> dict[str, str]:
-    """The fingerprints of the released models of this :data:`VERSION` (name -> SHA-256; empty when none is)."""
-    return {name: fingerprint(RELEASED / name) for name in MODELS
-            if _current(RELEASED / name, _stamp(name, DEFAULT_SEED, FULL))}
+def reference() -> dict[str, str]:
+    """The fingerprints of the default seed's full build that the README's lessons were measured with, for this
+    :data:`VERSION` (empty when the file is absent or records another version)."""
+    if not REFERENCE.is_file():
+        return {}
+    found = json.loads(REFERENCE.read_text())
+    return found["models"] if found.get("version") == VERSION else {}
 
 
-def from_release(name: str, home: str | Path | None = None) -> bool:
-    """Whether ``name`` in ``home`` was copied from the release rather than built there."""
-    path = models_home(home) / name / STAMP
-    return path.is_file() and bool(json.loads(path.read_text()).get("built", {}).get("released"))
-
-
-def release(names: list[str], home: str | Path | None = None) -> Path:
-    """Copy ``names`` as built in ``home`` (the default seed, full scale, this :data:`VERSION`) into :data:`RELEASED`,
-    whose copies data homes then start from."""
-    for name in names:
-        if not is_current(name, home):
-            raise ValueError(f"{name} in {models_home(home)} is not build {VERSION}'s default seed at full scale")
-    for name in names:
-        stamp = json.loads((models_home(home) / name / STAMP).read_text())
-        stamp["built"].pop("released", None)
-        shutil.rmtree(RELEASED / name, ignore_errors=True)
-        shutil.copytree(models_home(home) / name, RELEASED / name)
-        (RELEASED / name / STAMP).write_text(json.dumps(stamp, sort_keys=True) + "\n")
-    return RELEASED
-
-
-def _install_released(name: str, root: Path, stamp: dict) -> None:
-    """Copy the released ``name`` into ``root`` when it is the build ``stamp`` asks for (under the model's lock)."""
-    if not _current(RELEASED / name, stamp):
-        return
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _current(root / name, stamp):
-            return
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
-        try:
-            shutil.copytree(RELEASED / name, tmp / "model")
-            found = json.loads((tmp / "model" / STAMP).read_text())
-            found["built"]["released"] = True  # a record of where it came from; not part of what was asked
-            (tmp / "model" / STAMP).write_text(json.dumps(found, sort_keys=True) + "\n")
-            if (root / name).exists():
-                os.replace(root / name, tmp / "outdated")
-            os.replace(tmp / "model", root / name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+def write_reference(names: list[str], home: str | Path | None = None) -> Path:
+    """Record the fingerprints of ``names`` as built in ``home`` (the default seed, full scale) in :data:`REFERENCE`."""
+    models = {name: fingerprint(models_home(home) / name) for name in names}
+    REFERENCE.write_text(json.dumps({"version": VERSION, "seed": DEFAULT_SEED, "models": models}, indent=1,
+                                    sort_keys=True) + "\n")
+    return REFERENCE
 
 
 def _stamp(name: str, seed: int, scale: Scale) -> dict:

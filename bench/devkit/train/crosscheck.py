@@ -10,8 +10,8 @@ part in a kernel this list does not hold.
 
     python -m bench.devkit.train.crosscheck [--home DIR] [--record NAME]
 
-prints this machine's fingerprints and, for each machine recorded in :data:`RECORDS` and for the released models
-(the README's: their fingerprints only), which stages agree;
+prints this machine's fingerprints and, for each machine recorded in :data:`RECORDS` and for the README's models
+(``reference.json``: their fingerprints only), which stages agree;
 ``--record NAME`` stores this machine's under ``NAME``.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from bench.devkit.train import pinned
 from bench.devkit.train.build import (DEFAULT_SEED, FULL, MODELS, VERSION, fingerprint, is_current, models_home,
-                                     released)
+                                     reference)
 from bench.devkit.world.split import Split, training_split
 
 RECORDS = Path(__file__).with_name("crosscheck.json")  # {machine: record}
@@ -230,10 +230,10 @@ def recorded() -> dict[str, dict]:
 
 
 def machines() -> dict[str, dict]:
-    """The recorded machines and the released models (:func:`bench.devkit.train.build.released`: their
+    """The recorded machines and the README's models (:func:`bench.devkit.train.build.reference`: their
     fingerprints only), to compare with."""
-    release = {"cpu": "the machine that built the released models", "version": VERSION, "models": released()}
-    return {**recorded(), **({"the released models": release} if release["models"] else {})}
+    readme = {"cpu": "the machine the README's lessons were measured on", "version": VERSION, "models": reference()}
+    return {**recorded(), **({"the README's models": readme} if readme["models"] else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
