@@ -75,8 +75,8 @@ def test_the_order_aware_model_reads_order_and_loses_it_on_reversed_frames(xclip
 
 def test_the_order_lesson_holds_for_a_seed_built_here(trained_world, tmp_path, capsys):
     """The session's models are the default seed's; seed 0 draws other weights and its own training split, here for the
-    CLIP and the X-CLIP that starts from it. Builds are pinned, so a seed draws the same weights on a machine, though not on every CPU kind (an AMD EPYC
-    drew other models than an Intel Xeon at build 18); over seeds the X-CLIP's `order` moves by tens of points
+    CLIP and the X-CLIP that starts from it. Builds are pinned, so a seed draws the same weights on a machine, though
+    not on every CPU kind (an AMD EPYC drew other models than an Intel Xeon at build 18); over seeds the X-CLIP's `order` moves by tens of points
     (docs/demo-lessons.md): the lesson it must hold is the issue's, above chance on order and below it when its
     frames are reversed (reversed time makes the foil true), which an order-blind model fails both ways."""
     home, world = trained_world

@@ -27,7 +27,8 @@ def fit_report(home: str | Path | None = None, clips: int = 150) -> dict[str, fl
 
     root = build.models_home(home)
     built = root / "qwen2vl-world" / build.STAMP
-    stamp = json.loads(built.read_text()) if built.is_file() else {"seed": build.DEFAULT_SEED, "scale": asdict(build.FULL)}
+    default = {"seed": build.DEFAULT_SEED, "scale": asdict(build.FULL)}
+    stamp = json.loads(built.read_text()) if built.is_file() else default
     scale, seed = build.Scale(**stamp["scale"]), stamp["seed"]  # the seed and scale it was built with
     folder = build.trained_model("qwen2vl-world", home, seed=seed, scale=scale)
     backend = build.cpu_backend("videollm", folder)
