@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import tomllib
+from pathlib import PurePosixPath
 
 import pytest
 
-from bench.devkit.train import crosscheck, pinned
+import bench
+from bench.devkit.train import build, crosscheck, pinned
+from bench.paths import PROJECT_ROOT
 from bench.devkit.world.split import training_split
 
 
@@ -93,3 +98,12 @@ def test_processed_frames_are_each_built_models_processor_output_on_the_splits_c
     image["image_mean"] = [0.0, 0.0, 0.0]
     config.write_text(json.dumps(settings))
     assert crosscheck.processed(tmp_path) != first  # another normalisation, other prepared frames
+
+
+def test_the_recorded_fingerprints_ship_with_the_package():
+    # the demo and the crosscheck command read both files at run time: an install from a wheel must carry them
+    patterns = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    root = PurePosixPath(bench.__file__).parent
+    for path in (crosscheck.RECORDS, build.REFERENCE):
+        inside = PurePosixPath(path).relative_to(root).as_posix()
+        assert path.is_file() and any(fnmatch.fnmatch(inside, p) for p in patterns["bench"]), inside
