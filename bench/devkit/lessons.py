@@ -120,10 +120,10 @@ def write(path: Path, table: str, seeds: list[int], scale) -> None:
         "the models' initial weights, the training split and the order of training steps. Written by "
         f"`python -m bench.devkit.lessons --seeds {','.join(map(str, seeds))}`"
         f"{'' if scale.steps == 1 else f' (scale {scale.steps})'}. The models are built with their kernels pinned "
-        "(torch's AVX2 kernels, MKL's COMPATIBLE branch, oneDNN off), so that a seed draws the same weights on a "
-        "machine whatever else runs; another kind of CPU can draw others, like another seed (an AMD EPYC did at "
-        f"build 18). `foilbench demo` says whether its models are, byte for byte, the seed-{DEFAULT_SEED} models "
-        "measured here.\n\n" + table + "\n")
+        "(torch's AVX2 kernels, MKL's AVX2 branch on Intel CPUs and its AUTO branch on others, oneDNN off), so "
+        "that a seed draws the same weights on a machine whatever else runs; another kind of CPU can draw others, "
+        f"like another seed. `foilbench demo` says whether its models are, byte for byte, the seed-{DEFAULT_SEED} "
+        "models measured here.\n\n" + table + "\n")
 
 
 START, END = "<!-- lessons: start -->", "<!-- lessons: end -->"

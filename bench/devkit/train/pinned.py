@@ -1,16 +1,15 @@
 """The world's models are built in a child process whose CPU kernels are pinned, so that a seed gives the same
-weights bit for bit whatever else runs on the machine, and, as far as these settings reach, on any x86-64 CPU with
-AVX2. They do not reach far enough: at build 18 an AMD EPYC (no AVX-512) drew other models than the Intel Xeon (with
-AVX-512) the README's lessons were measured on; :mod:`bench.devkit.train.crosscheck` tells at which stage two machines
-part.
+weights bit for bit whatever else runs on the machine. Another kind of CPU can still draw other weights, like another
+seed: :mod:`bench.devkit.train.crosscheck` tells at which stage two machines part.
 
 The instruction set a CPU offers selects torch's vectorised kernels (ATen), MKL's matrix products and oneDNN's
-convolutions, and each sums floats in its own order: left alone, an AVX-512 CPU draws other weights than an AVX2 one,
-like another seed. ATen is pinned to its AVX2 kernels. MKL runs its ``COMPATIBLE`` branch (SSE2 without the
-approximate ``rcpps``/``rsqrtps``): MKL honours a named branch such as ``AVX2`` on Intel CPUs only and runs its
-``AUTO`` branch elsewhere, so an AMD CPU pinned to ``AVX2`` drew other weights than an Intel one (build 15: the same
-seed gave another X-CLIP and Qwen2-VL on an Intel Xeon than on an AMD EPYC); ``COMPATIBLE`` is the one branch it runs
-on both. oneDNN is switched off in the child (:func:`no_onednn`): its convolutions choose their kernels and blocking
+convolutions, and each sums floats in its own order: left alone, an AVX-512 CPU draws other weights than an AVX2 one.
+ATen is pinned to its AVX2 kernels. MKL is asked for its ``AVX2`` branch in its reproducible (CNR) mode: MKL honours a
+named branch on Intel CPUs only, so every Intel CPU with AVX2 (with or without AVX-512) runs the same code, and other
+CPUs (AMD) run MKL's ``AUTO`` branch, the code MKL picks for that CPU, still summed in a fixed order. Builds 16-19 ran
+MKL's ``COMPATIBLE`` branch (SSE2), the one branch MKL runs on Intel and AMD alike; it did not give an AMD EPYC the
+Intel Xeon's weights (something else differs) and made the builds about 1.7x slower, so build 20 gave it up.
+oneDNN is switched off in the child (:func:`no_onednn`): its convolutions choose their kernels and blocking
 by the CPU, and without it torch computes them with its own code (the models' only convolutions, their patch
 embeddings, are computed while training as MKL's products: :mod:`bench.devkit.train.patches`). Those libraries read
 their settings once, when they load, so the build runs in a child process started with :data:`PINNED` in its
@@ -31,7 +30,7 @@ from pathlib import Path
 
 THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 CAPABILITY = "AVX2"  # the instruction set ATen's kernels use in every build, as torch.backends.cpu names it
-MKL_BRANCH = "COMPATIBLE"  # MKL's code branch in every build: the one its CNR mode runs on Intel and AMD alike
+MKL_BRANCH = "AVX2"  # MKL's branch in every build: run on Intel CPUs; MKL runs its AUTO branch on others
 MKL_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 8: "SSE4_2", 9: "AVX", 10: "AVX2", 12: "AVX512",
                 14: "AVX512_E1"}  # MKL's named constants for its CNR branches (mkl_cbwr_get)
 PINNED = {
