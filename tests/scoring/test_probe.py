@@ -67,7 +67,9 @@ def test_a_probe_scores_what_the_run_stores_for_the_same_clip_texts_and_frames(m
             stored = run.pair[(run.pair["item_id"] == item.item_id) & (run.pair["clip"].isin([0, -1]))]
             expected = stored.sort_values("text")["score"].tolist()
             assert len(expected) == len(item.texts)
-            assert found.scores == pytest.approx(expected, rel=1e-5, abs=1e-6), (model, item.item_id)
+            # a probe scores one item, the run a batch: float32 sums differ with the batch's shape (on an AVX-512 CPU,
+            # X-CLIP by 1.2e-5 relative), far below what another text, clip or frame gives
+            assert found.scores == pytest.approx(expected, rel=1e-4, abs=1e-6), (model, item.item_id)
 
 
 def test_json_lists_the_texts_in_the_order_given(tiny, velociti, home, capsys):
