@@ -30,6 +30,7 @@ def _demo(args: argparse.Namespace) -> int:
                                    build_estimate, foil_type_table, reference_line, score_world)
     from bench.devkit.train.build import MODELS, trained_model, trained_models
     from bench.devkit.train.evaluate import answer_bias, both_orders
+    from bench.devkit.train.models import quiet_window_warning
     from bench.devkit.world import ensure_sample
     from bench.loaders import load
     from bench.metrics.pooled import pool_runs
@@ -44,6 +45,7 @@ def _demo(args: argparse.Namespace) -> int:
         phases[name] = time.perf_counter() - started - sum(phases.values())
 
     quiet_library_bars()
+    quiet_window_warning()
     if args.quiet:
         from transformers.utils import logging
 

@@ -243,62 +243,38 @@ def test_a_shrunk_build_keeps_a_usable_split_and_refuses_a_share_outside_0_1():
         build.shrunk(2.0)
 
 
-def test_the_fit_diagnosis_measures_choosing_the_tower_and_every_decoder_layer(home, capsys):
-    from transformers import AutoConfig
+def test_the_built_video_llm_ties_a_and_b_blind_reads_the_clip_and_its_biased_copy_leans(home):
+    """The constructed Qwen2-VL: asked A/B without the video its two letters tie exactly (each letter copies a match
+    share that is 0 without a clip), with the clip they do not; the text layers never write the reserved dimensions;
+    the build records what its fit measured; the biased copy answers A and Yes by its lean more."""
+    from transformers import Qwen2VLForConditionalGeneration
 
-    from bench.devkit.train import diagnose
-    from bench.devkit.train.videollm import CHOICE_PROMPTS
+    from bench.devkit.train import videollm
+    from bench.scoring import prompts
 
-    trained_model("qwen2vl-world", home, scale=TINY, progress=False)  # the diagnosis reads the build's own scale
-    found = diagnose.fit_report(home, clips=4)
-    layers = AutoConfig.from_pretrained(build.models_home(home) / "qwen2vl-world").text_config.num_hidden_layers
-    assert {f"A/B right in both orders ({name})" for name in CHOICE_PROMPTS[:-1]} <= set(found)
-    for name in CHOICE_PROMPTS[:-1]:  # right in both orders means another letter in each: the shares cannot exceed 1
-        assert found[f"A/B right in both orders ({name})"] + found[f"A/B the same letter in both orders ({name})"] <= 1
-        assert f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})" in found
-        attends = f"A/B the answer attends to the caption's option above its foil's in both orders ({name})"
-        assert attends in found
-        across = [found[f"A/B the option at {letter} answers Yes/No ranking the caption above its foil across the two "
-                        f"orders ({name})"] for letter in "AB"]
-        # ranking the caption first in both questions needs it ranked first at one letter at least (option_rankings)
-        assert found[f"A/B options' own Yes/No rank the caption above its foil in both orders ({name})"] <= sum(across)
-    assert {k.split(":")[0] for k in found if k.startswith("layer ")} == {f"layer {n}" for n in range(1, layers + 1)}
-    assert sum(k.endswith("probe of the video embedding, cosine") for k in found) == layers
-    assert all(np.isfinite(v) and -1 <= v <= 1 for v in found.values())
-    assert all(0 <= v <= 1 for k, v in found.items() if "cosine" not in k and "correlation" not in k)
-    assert diagnose.fit_report(home, clips=4) == found  # the same clips and questions each time
-    diagnose.main(["--home", str(home), "--clips", "4"])
-    assert len(capsys.readouterr().out.splitlines()) == len(found)
-    with pytest.raises(SystemExit):
-        diagnose.main(["--clips", "2"])
-    assert capsys.readouterr().err.strip().endswith("--clips needs at least 4 clips, got 2")
-
-
-def test_the_video_weight_asks_the_teacher_for_the_video_of_each_rows_clip(home):
-    """With a video weight, training draws the answer position to X-CLIP's embedding of the clip each question is
-    about (played backwards only for a claim about time); at weight 0 it never asks for one."""
-    from dataclasses import replace
-
-    root = build.models_home(home)
-    backend = build.cpu_backend("videollm", trained_model("qwen2vl-world", home, scale=TINY, progress=False))
-    data = build.training_data(root, TINY, 0, backend.frame_fit(), progress=False)
-    teacher = build.teacher_view(build.MODELS["xclip-world"], root / "xclip-world", root, TINY, 0, data, False)
-    asked = []
-
-    class Recording(dict):
-        def __getitem__(self, key):
-            asked.append(key)
-            return super().__getitem__(key)
-
-    teacher.video = Recording(teacher.video)
-    recipe = replace(build.MODELS["qwen2vl-world"].recipe, steps=2, tower_steps=0, choice_steps=0)
-    assert recipe.video_weight > 0  # the build uses it
-    assert recipe.total_steps == 2  # two steps of the language model and no other stage (900 choice steps: 15 min)
-    for weight in (0.0, recipe.video_weight):
-        build._train_videollm(backend, data, replace(recipe, video_weight=weight), 0, lambda n: None, teacher)
-        if not weight:
-            assert asked == []
-    by_video, timed = data.claims()
-    reversible = {v for v, examples in timed.items() if any(e.reverses for e in examples)}
-    assert asked and {v for v, _ in asked} <= set(by_video)
-    assert all(v in reversible for v, backwards in asked if backwards)
+    folder = trained_model("qwen2vl-world-biased", home, scale=TINY, progress=False)
+    built = build.models_home(home) / "qwen2vl-world"
+    fit = json.loads((built / STAMP).read_text())["built"]["fit"]
+    assert 0 <= fit["pairs_matched"] <= 1 and fit["beta"] > 0 and 0 <= fit["read_a"] <= 1
+    processor = load_backend("videollm", str(built)).processor
+    questions = videollm.Questions(processor)
+    clip = np.random.default_rng(0).integers(0, 255, (build.FRAMES, 84, 84, 3), dtype=np.uint8)
+    question = prompts.render_choice(prompts.PROMPTS["vitatecs-mc"], ["a red circle moves left", "a blue square"],
+                                     "vitatecs-mc")
+    letters = {}
+    for name, path in (("built", built), ("biased", folder)):
+        model = Qwen2VLForConditionalGeneration.from_pretrained(path).eval()
+        for seen in (True, False):
+            kwargs = {"videos": [clip]} if seen else {}
+            inputs = processor(text=[questions.render(question, seen)], return_tensors="pt", **kwargs)
+            with torch.no_grad():
+                logits = model(**inputs).logits[0, -1]
+            letters[name, seen] = (float(logits[questions.answer["A"]]), float(logits[questions.answer["B"]]))
+        layers = model.model.language_model.layers[:2]
+        assert all(float(layer.self_attn.o_proj.weight[videollm.RESERVED:].detach().abs().max()) == 0 for layer in layers)
+        assert float(model.get_input_embeddings().weight[:, videollm.RESERVED:videollm.SINK].detach().abs().max()) == 0
+    a, b = letters["built", False]
+    assert a == b  # blind: an exact tie
+    assert letters["built", True][0] != letters["built", True][1]  # the clip is read
+    lean = (letters["biased", False][0] - letters["biased", False][1])
+    assert lean == pytest.approx(10 * build.LEAN, rel=0.02)  # the lean, in logits (10 per unit of match share)

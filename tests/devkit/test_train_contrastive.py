@@ -15,7 +15,7 @@ from bench.devkit.world.split import training_split
 @pytest.fixture(scope="module")
 def decoded(tmp_path_factory):
     split = training_split(tmp_path_factory.mktemp("split") / "split", videos_per_kind=2, pairs=2, seed=5)
-    return Decoded(split, sorted({e.video for e in split.examples}), frames=[], joined={})
+    return Decoded(split, sorted({e.video for e in split.examples}), frames=[])
 
 
 def test_generic_captions_are_the_presence_and_shape_count_claims_in_every_style(decoded):

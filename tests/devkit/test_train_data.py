@@ -14,7 +14,7 @@ from bench.devkit.world.split import training_split
 def decoded(tmp_path_factory):
     split = training_split(tmp_path_factory.mktemp("split") / "split", videos_per_kind=2, pairs=2, seed=3)
     videos = sorted({e.video for e in split.examples})
-    return Decoded(split, videos, frames=[], joined={})
+    return Decoded(split, videos, frames=[])
 
 
 def test_every_order_direction_and_state_claim_is_a_claim_about_time(decoded):

@@ -1,105 +1,94 @@
-"""The Video-LLM's training: its answer logits are those of the model's own forward pass on the video processor's
-output (what scoring runs), so the frozen vision tower's tokens computed once change nothing; its answer loss compares
-only the answers a question offers; its tower learns the teacher's video embeddings; its last stage teaches the
-decoder alone to pick the caption's letter in both option orders."""
+"""The world's Qwen2-VL, piece by piece on the architecture the build makes: the laid-out questions give the model's
+own forward pass, a clip backwards is its frames reversed, a question is asked in both option orders, the tower learns
+its reserved block, the text layers cannot see the video, and the biased copy's lean is where it is put."""
 
 from __future__ import annotations
 
-import numpy as np
-import torch
-
 from types import SimpleNamespace
 
-from bench.devkit.train.videollm import (CHOICE_PROMPTS, Questions, Recipe, _attention_loss, _backwards, _choices,
-                                         answer_loss, answer_outputs, distil_tower, head_scores, lay_out,
-                                         learn_to_choose, video_inputs, video_tokens)
+import numpy as np
+import pytest
+import torch
+
+from bench.devkit.train import videollm
+from bench.devkit.train.models import build_qwen2vl, qwen_tokenizer
+from bench.devkit.train.videollm import (RESERVED, SINK, VIDEO_BLOCK, VIDEO_FLAG, Questions, Read, Recipe, Video,
+                                         _backwards, _choices, distil_tower, lay_out, lean, normed, states,
+                                         video_inputs)
 from bench.scoring import prompts
-from bench.scoring.families import load_backend
+
+FRAMES = 8
+TEXTS = ["a red circle moves left", "a red circle moves right", "a blue square grows", "a blue square shrinks"]
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    """The build's untrained Qwen2-VL (a tokenizer trained on a few of the world's sentences) and its processor."""
+    torch.manual_seed(0)
+    model, processor = build_qwen2vl(qwen_tokenizer(TEXTS * 20 + list(prompts.PROMPTS.values()) * 5 +
+                                                    ["Yes", "No", *prompts.letters(5)] * 50), FRAMES)
+    return model.eval(), processor
+
+
+def video_tokens(model, videos: list[dict]) -> list[Video]:
+    """The model's own vision tower output of each processed clip (what scoring places at the video tokens)."""
+    with torch.no_grad():
+        found = model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in videos]),
+                                               torch.cat([v["video_grid_thw"] for v in videos])).pooler_output
+    return [Video(tokens, v["video_grid_thw"]) for tokens, v in zip(found, videos)]
 
 
 def _clips(n: int, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.integers(0, 255, (8, 84, 84, 3), dtype=np.uint8) for _ in range(n)]
+    return [rng.integers(0, 255, (FRAMES, 84, 84, 3), dtype=np.uint8) for _ in range(n)]
 
 
-def test_training_answer_logits_are_the_models_own_forward_on_the_processed_clips(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
+def _asked(question: str, text: str) -> tuple[str, list[Read]]:
+    return question, [Read(text, 0, text, (text,))]
+
+
+def test_laid_out_questions_through_the_norm_and_head_are_the_models_own_forward(qwen):
+    model, processor = qwen
     questions = Questions(processor)
-    clips = _clips(3)
-    videos = video_inputs(processor, clips)
-    asked = ["Does this video show a red circle?", "Is it a square?", "Which one: A) a circle B) a long red square?"]
-    rows = list(zip(asked, video_tokens(model, videos, chunk=2)))
-    batched, _, _ = answer_outputs(model, questions, rows)
-    for (question, _), clip, logits in zip(rows, clips, batched):
-        inputs = processor(text=[questions.render(question)], videos=[clip], return_tensors="pt")
+    clips = _clips(2)
+    videos = video_tokens(model, video_inputs(processor, clips))
+    asked = [_asked(prompts.PROMPTS["yes-no"].format(caption=t), t) for t in TEXTS[:3]]
+    seen = [videos[0], videos[1], None]  # the last asked blind
+    laid = lay_out(model, questions, asked, [None if v is None else v.grid[0] for v in seen])
+    with torch.no_grad():
+        last = states(model, laid, seen, len(model.model.language_model.layers))
+        logits = model.lm_head(model.model.language_model.norm(last))
+    for r, ((question, _), clip) in enumerate(zip(asked, clips + [None])):
+        kwargs = {"videos": [clip]} if clip is not None else {}
+        inputs = processor(text=[questions.render(question, clip is not None)], return_tensors="pt", **kwargs)
         with torch.no_grad():
             own = model(**inputs).logits[0, -1]
-        assert torch.allclose(logits, own, atol=1e-5), (logits - own).abs().max()
-    assert not torch.allclose(batched[0], batched[1], atol=1e-3)  # the rows differ: the comparison can fail
+        end = int(laid.mask[r].sum()) - 1
+        assert torch.allclose(logits[r, end], own, atol=1e-5), (r, (logits[r, end] - own).abs().max())
+    assert not torch.allclose(logits[0, -1], logits[1, -1], atol=1e-4)  # the rows differ: the comparison can fail
 
 
-def test_a_row_without_a_video_is_the_question_the_backend_asks_blind(tiny):
-    """A training row whose video is None gets the logits the scoring backend's blind prompt (no video in the user
-    turn) gets from the model's own forward pass, beside rows with a video in the same batch."""
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
+def test_a_read_is_two_tokens_after_its_text(qwen):
+    model, processor = qwen
     questions = Questions(processor)
-    video, = video_tokens(model, video_inputs(processor, _clips(1)))
-    asked = ["Is it a square?", "Which one: A) a circle B) a long red square?"]
-    rows = [(asked[0], video), (asked[0], None), (asked[1], None)]
-    batched, _, _ = answer_outputs(model, questions, rows)
-    for (question, _), logits in zip(rows[1:], batched[1:]):
-        inputs = processor(text=[backend.render(question, False)], return_tensors="pt")
-        with torch.no_grad():
-            own = model(**inputs).logits[0, -1]
-        assert torch.allclose(logits, own, atol=1e-5), (logits - own).abs().max()
-    assert not torch.allclose(batched[0], batched[1], atol=1e-3)  # the video changes the answer: it was read
+    grid = torch.tensor([1, 6, 6])
+    for seed in range(4):
+        question, _, shown = _choices(np.random.default_rng(seed), TEXTS[:2])[0]
+        laid = lay_out(model, questions, [(question, [Read(s, k + 1, s, tuple(TEXTS[:2])) for k, s in
+                                                      enumerate(shown)])], [grid])
+        ids = laid.ids[0].tolist()
+        for (_, at, read) in laid.reads:
+            assert questions.tokenizer.decode(ids[:at - 1]).endswith(read.shown)
+            assert not questions.tokenizer.decode(ids[:at - 2]).endswith(read.shown)
 
 
-def test_a_clip_backwards_gives_the_tokens_of_its_frames_reversed(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
+def test_a_clip_backwards_gives_the_tokens_of_its_frames_reversed(qwen):
+    model, processor = qwen
     clip = _clips(1, seed=1)[0]
     forward, = video_inputs(processor, [clip])
     backwards = video_inputs(processor, [clip[::-1].copy()])[0]
     flipped, reversed_ = video_tokens(model, [_backwards(forward, processor), backwards])
     assert torch.allclose(flipped.tokens, reversed_.tokens, atol=1e-5)
-
-
-def test_the_answer_loss_compares_only_the_answers_a_question_offers(tiny):
-    processor = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32").processor
-    questions = Questions(processor)
-    yes, no, a, b, c = (questions.answer[w] for w in ("Yes", "No", "A", "B", "C"))
-    logits = torch.randn(3, len(processor.tokenizer), generator=torch.Generator().manual_seed(0))
-    answers = [("Yes", ("Yes", "No")), ("B", ("A", "B")), ("C", ("A", "B", "C"))]
-    expected = -torch.stack([logits[0, [yes, no]].log_softmax(0)[0], logits[1, [a, b]].log_softmax(0)[1],
-                             logits[2, [a, b, c]].log_softmax(0)[2]]).mean()
-    assert torch.allclose(answer_loss(logits, questions, answers), expected)
-    elsewhere = logits.clone()
-    elsewhere[:, questions.answer["D"]] += 50  # an answer none of the questions offers
-    assert torch.allclose(answer_loss(elsewhere, questions, answers), expected)
-
-
-def test_the_vision_tower_learns_the_teachers_video_embeddings(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
-    videos = video_inputs(processor, _clips(4, seed=2))
-    width = model.config.text_config.hidden_size
-    targets = torch.nn.functional.normalize(torch.randn(8, width, generator=torch.Generator().manual_seed(1)), dim=-1)
-    teacher = SimpleNamespace(video={(i, backwards): targets[2 * i + backwards] for i in range(4)
-                                     for backwards in (False, True)})
-
-    def agreement() -> float:
-        seen = video_tokens(model, videos) + video_tokens(model, [_backwards(v, processor) for v in videos])
-        means = torch.stack([v.tokens.mean(dim=0) for v in seen])
-        wanted = torch.stack([teacher.video[(i % 4, i >= 4)] for i in range(8)])
-        return float(torch.nn.functional.cosine_similarity(means, wanted, dim=-1).mean())
-
-    before = agreement()
-    distil_tower(model, processor, videos, teacher, Recipe(1, tower_steps=150, tower_batch=4, tower_lr=1e-2),
-                 np.random.default_rng(0))
-    assert before < 0.3 and agreement() > 0.8, (before, agreement())
 
 
 def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and_at_b():
@@ -116,109 +105,55 @@ def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and
     assert all(options["ABC".index(answer)] == "x" for _, answer, options in three)
 
 
-def test_an_options_end_is_the_position_of_its_last_token(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    questions = Questions(backend.processor)
-    video, = video_tokens(backend.model, video_inputs(backend.processor, _clips(1)))
-    for seed in range(6):
-        question, _, options = _choices(np.random.default_rng(seed), ["a red circle moves left", "a blue square"])[0]
-        ids = questions.ids(question, video.grid[0])
-        ends = questions.ends(question, video.grid[0], options)
-        assert ends[0] < ends[1] < len(ids) - 1
-        for end, option in zip(ends, options):
-            assert questions.tokenizer.decode(ids[:end + 1]).endswith(option)
-            assert not questions.tokenizer.decode(ids[:end]).endswith(option)
+def test_the_tower_learns_the_reserved_block_and_writes_nothing_else(qwen):
+    model, processor = qwen
+    videos = video_inputs(processor, _clips(4, seed=2))
+    width = model.config.text_config.hidden_size
+    embeddings = torch.nn.functional.normalize(torch.randn(8, width, generator=torch.Generator().manual_seed(1)), dim=-1)
+    teacher = SimpleNamespace(video={(i, b): embeddings[2 * i + b] for i in range(4) for b in (False, True)})
+    basis = torch.linalg.qr(torch.randn(width, 8, generator=torch.Generator().manual_seed(2)))[0].T
+    targets = torch.stack([teacher.video[k] @ basis.T for k in sorted(teacher.video)])
+    tokens = distil_tower(model, processor, videos, teacher, basis, Recipe(1, tower_steps=200, tower_batch=8),
+                          np.random.default_rng(0))
+    found = torch.stack([tokens[k].tokens for k in sorted(teacher.video)])
+    error = ((found[..., VIDEO_BLOCK] - targets[:, None]) ** 2).mean() / targets.var()
+    assert error < 0.1, error
+    assert torch.all(found[..., :RESERVED] == 0) and torch.all(found[..., VIDEO_FLAG] == videollm.FLAG)
+    own = video_tokens(model, videos + [_backwards(v, processor) for v in videos])  # the saved tower's own output
+    for i, key in enumerate([(i, False) for i in range(4)] + [(i, True) for i in range(4)]):
+        assert torch.allclose(own[i].tokens, tokens[key].tokens, atol=1e-5)
 
 
-def _eager_attentions(model, laid, rows) -> tuple[torch.Tensor, ...]:
-    """Every decoder layer's attention weights (rows x heads x width x width) from the model's own forward pass (eager
-    attention) over the laid-out rows with their video tokens in place."""
-    embeds = model.get_input_embeddings()(laid.ids)
-    embeds = embeds.masked_scatter(laid.video[..., None].expand_as(embeds), torch.cat([v.tokens for _, v in rows]))
-    return model.model.language_model(inputs_embeds=embeds, attention_mask=laid.mask, position_ids=laid.positions,
-                                      output_attentions=True).attentions
-
-
-def test_head_scores_are_the_first_heads_own_attention_before_the_softmax(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
-    model.set_attn_implementation("eager")  # so that the forward pass returns its attention weights
+def test_the_text_layers_cannot_see_the_video(qwen):
+    """With the reserved dimensions kept (the tower writing only them, as its stage keeps it, and the text layers
+    blind to them, as theirs keeps them), the text layers' output is the same whatever clip the question is asked of,
+    so what they learn is the text's."""
+    model, processor = qwen
     questions = Questions(processor)
-    asked = ["Does this video show a red circle?", "Which one: A) a circle B) a long red square?"]
-    rows = list(zip(asked, video_tokens(model, video_inputs(processor, _clips(2, seed=3)))))
-    laid = lay_out(model, questions, rows)
+    videollm._keep_rows(model.model.visual.merger.mlp[-1], VIDEO_BLOCK, {VIDEO_FLAG: videollm.FLAG})
     with torch.no_grad():
-        _, _, hidden = answer_outputs(model, questions, rows, laid=laid)
-        weights = _eager_attentions(model, laid, rows)
-        for layer in range(len(weights)):
-            at = [(0, int(laid.answers[0])), (1, int(laid.answers[1])), (1, 20)]
-            scores = head_scores(model, hidden, layer, laid.positions, at)
-            for (row, point), score in zip(at, scores):
-                own = weights[layer][row, 0, point, :point + 1]
-                assert torch.allclose(score[:point + 1].softmax(-1), own, atol=1e-5), (layer, row, point)
-    assert not torch.allclose(scores[0], scores[1])  # rows differ: the comparison can fail
-
-
-def test_the_select_term_is_the_answers_attention_to_the_captions_option_over_the_foils(tiny):
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
-    model.set_attn_implementation("eager")
-    questions = Questions(processor)
-    video, = video_tokens(model, video_inputs(processor, _clips(1, seed=4)))
-    both = _choices(np.random.default_rng(0), ["a red circle moves left", "a blue square jumps"])
-    rows = [(question, answer, video, ("A", "B")) for question, answer, _ in both]
-    options_of = {i: (options, options["AB".index(answer)]) for i, (_, answer, options) in enumerate(both)}
-    asked = [(q, v) for q, _, v, _ in rows]
-    laid = lay_out(model, questions, asked)
+        for layer in model.model.language_model.layers[:2]:  # as if trained: weights on every dimension
+            for p in layer.parameters():
+                p.add_(0.1 * torch.randn_like(p))
+        videollm._reserve(model, questions.sink_id)
+    one, other = video_tokens(model, video_inputs(processor, _clips(2, seed=3)))
+    asked = [_asked(prompts.PROMPTS["velociti-entail"].format(caption=TEXTS[0]), TEXTS[0])]
+    laid = lay_out(model, questions, asked, [one.grid[0]])
     with torch.no_grad():
-        _, _, hidden = answer_outputs(model, questions, asked, laid=laid)
-        weights = _eager_attentions(model, laid, asked)[-1]
-        expected = []
-        for r, (options, caption) in options_of.items():
-            ends = questions.ends(rows[r][0], video.grid[0], options)
-            k = options.index(caption)
-            own = weights[r, 0, int(laid.answers[r])]
-            expected.append(torch.nn.functional.logsigmoid(own[ends[k]].log() - own[ends[1 - k]].log()))
-        loss = _attention_loss(model, questions, rows, laid, hidden, Recipe(1, select_weight=2.0), [], options_of)
-    assert torch.allclose(loss, -2.0 * torch.stack(expected).mean(), atol=1e-5)
-    assert float(_attention_loss(model, questions, rows, laid, hidden, Recipe(1), [], options_of)) == 0.0
+        seen = [states(model, laid, [v], 2) for v in (one, other)]
+        three = [states(model, laid, [v], 3) for v in (one, other)]
+    text = ~laid.video[0]
+    change = (seen[0][0][text] - seen[1][0][text]).norm(dim=-1) / seen[0][0][text].norm(dim=-1)
+    assert float(change.max()) < 1e-4  # the clip reaches them only through a video token's scale, which its flag sets
+    assert not torch.equal(three[0], three[1])  # a later layer does see it: the comparison can fail
+    assert torch.all(seen[0][~laid.video][..., RESERVED:SINK] == 0)  # text positions: reserved dimensions unwritten
 
 
-def test_learning_to_choose_teaches_the_decoder_alone_the_captions_letter_in_both_orders(tiny):
-    """:func:`learn_to_choose` moves the caption's A-minus-B margin with it at A above the margin with it at B, in every
-    two-option prompt, from none at all; it trains the decoder's layers and final norm and nothing else (the tower and
-    the token embeddings, which the scored answers read, stay as they were)."""
-    backend = load_backend("videollm", tiny("qwen2vl"), device="cpu", dtype="float32")
-    model, processor = backend.model, backend.processor
+def test_the_lean_adds_its_margin_to_yes_and_a_only(qwen):
+    model, processor = qwen
     questions = Questions(processor)
-    video, = video_tokens(model, video_inputs(processor, _clips(1, seed=5)))
-    texts = ["a red circle moves left", "a blue square jumps"]
-
-    def swapped_margins() -> list[float]:
-        found = []
-        with torch.no_grad():
-            for name in CHOICE_PROMPTS:
-                rows = [(prompts.render_choice(prompts.PROMPTS[name], order, name), video)
-                        for order in (texts, texts[::-1])]
-                logits = answer_outputs(model, questions, rows)[0]
-                margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
-                found.append(float(margin[0] - margin[1]))
-        return found
-
-    before, weights = swapped_margins(), {n: p.detach().clone() for n, p in model.named_parameters()}
-    learn_to_choose(model, questions, lambda rng: [(video, texts)], Recipe(1, choice_steps=30, choice_lr=2e-2),
-                    np.random.default_rng(1))
-    after = swapped_margins()
-    assert max(map(abs, before)) < 0.1 and min(after) > 0.5, (before, after)
-    moved = {n for n, p in model.named_parameters() if not torch.equal(p, weights[n])}
-    decoder = "model.language_model."
-    assert moved and all(n.startswith(decoder + "layers.") or n == decoder + "norm.weight" for n in moved), moved
-    assert any(".mlp." in n for n in moved) and any(".self_attn." in n for n in moved)
-
-
-def test_the_last_stage_counts_in_the_steps_and_shrinks_with_a_quick_build():
-    recipe = Recipe(100, tower_steps=30, choice_steps=50)
-    assert recipe.total_steps == 180
-    quick = recipe.scaled(0.1)
-    assert (quick.steps, quick.tower_steps, quick.choice_steps) == (10, 3, 5)
-    assert Recipe(100).scaled(0.1).choice_steps == 0
+    before = model.lm_head.weight.clone()
+    lean(model, questions, 0.5)
+    changed = (model.lm_head.weight != before).any(-1).nonzero().flatten().tolist()
+    assert sorted(changed) == sorted([questions.answer["Yes"], questions.answer["A"]])
+    assert normed(model, torch.ones(1, 4)).allclose(torch.ones(1, 4), atol=1e-4)

@@ -1,8 +1,7 @@
 """The training data: the world's training split decoded once, exactly as scoring decodes it, and shared by every
 model (each then preprocesses the frames with its own processor, as its backend does).
 
-Clips are decoded with the runner's default frame policy (8 frames, ``np.linspace`` over the clip); the Vinoground
-question on two clips joined by a black gap is decoded with :func:`bench.frames.sample_joined`, as the runner does.
+Clips are decoded with the runner's default frame policy (8 frames, ``np.linspace`` over the clip).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import numpy as np
 
 from bench.devkit.world.files import sentence
 from bench.devkit.world.split import Split
-from bench.frames import FrameError, policy, prefetch, sample_frames, sample_joined
+from bench.frames import FrameError, policy, prefetch, sample_frames
 from bench.items import Clip
 
 FRAME_POLICY = policy("uniform", k=8)  # ScoreConfig.frame_policy's default, and X-CLIP's num_frames
@@ -25,13 +24,11 @@ GENERIC_CLAIMS = ("presence", "shapes")  # claims of what is there and how many:
 
 @dataclass
 class Decoded:
-    """The split's clips decoded: ``frames[i]`` of ``videos[i]``; ``joined[(p, order)]`` the two clips of pair
-    ``p`` in ``order`` joined by a black gap."""
+    """The split's clips decoded: ``frames[i]`` of ``videos[i]``."""
 
     split: Split
     videos: list[str]
     frames: list[np.ndarray]
-    joined: dict[tuple[int, tuple[int, int]], np.ndarray]
 
     def index(self) -> dict[str, int]:
         """Each video's position in :attr:`videos`."""
@@ -57,24 +54,17 @@ class Decoded:
 
 
 def decode(split: Split, size=None, workers: int = 2, tick=lambda n: None) -> Decoded:
-    """Decode every clip of ``split`` (and every pair joined, in both orders) at ``size`` (a backend's
-    ``frame_fit()``, as the runner's ``size="auto"`` decodes; None: the videos' own size) on ``workers`` threads;
-    ``tick(n)`` reports progress in clips."""
+    """Decode every clip of ``split`` at ``size`` (a backend's ``frame_fit()``, as the runner's ``size="auto"``
+    decodes; None: the videos' own size) on ``workers`` threads; ``tick(n)`` reports progress in clips."""
     videos = sorted({e.video for e in split.examples} | {v for p in split.pairs for v in p.videos})
     requests = [(v, lambda v=v: sample_frames(Clip(split.path(v)), FRAME_POLICY, size=size).array) for v in videos]
-    for p, pair in enumerate(split.pairs):
-        clips = [Clip(split.path(v)) for v in pair.videos]
-        for order in ((0, 1), (1, 0)):
-            requests.append(((p, order), lambda c=clips, o=order: sample_joined([c[i] for i in o], FRAME_POLICY,
-                                                                                   size=size).array))
     frames: dict = {}
     for key, result in prefetch(iter(requests), workers=workers, queue_size=4 * workers):
         if isinstance(result, FrameError):
             raise RuntimeError(f"training split video unreadable: {result}")
         frames[key] = result
         tick(1)
-    joined = {k: v for k, v in frames.items() if isinstance(k, tuple)}
-    return Decoded(split, videos, [frames[v] for v in videos], joined)
+    return Decoded(split, videos, [frames[v] for v in videos])
 
 
 def draw_claim(rng: np.random.Generator, every: dict[int, list], timed: dict[int, list], clip: int,

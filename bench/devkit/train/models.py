@@ -12,7 +12,8 @@ PIXELS = 32  # CLIP and X-CLIP frames (the 128-px world scaled by 4: a shape is 
 QWEN_PIXELS = 84  # Qwen2-VL frames: 6 x 6 patches of 14 px, 3 x 3 tokens per pair of frames
 TEXT_POSITIONS = 48  # CLIP pads every text to this; the world's longest sentence has about 30 tokens
 WIDTH = 64
-QWEN_LAYERS = 4  # three to read a caption against the video (as Yes/No asks), one more to compare two options' answers
+QWEN_LAYERS = 4  # two read the texts, one matches each text with the video, one turns the matches into the answer
+TEXT_WINDOW = 10  # the text layers' attention window: a read holds its own text, not the option before it
 
 
 def clip_tokenizer(folder: Path):
@@ -90,28 +91,45 @@ def qwen_tokenizer(corpus: list[str]):
 
 
 def build_qwen2vl(tokenizer, frames: int):
-    """An untrained Qwen2-VL (2-block vision tower, 4-layer decoder with M-RoPE over time, height and width) for clips
-    of ``frames`` frames, and its processor. Its temporal patch holds all the clip's frames: Qwen2-VL's tower attends
-    only within a temporal patch (real checkpoints: two frames), and a tower this small, trained for seconds, must
-    see the whole clip at once to tell its order."""
+    """An untrained Qwen2-VL (2-block vision tower; 4-layer decoder with M-RoPE over time, height and width, the first
+    two layers attending to the last :data:`TEXT_WINDOW` tokens, the head its own) for clips of ``frames`` frames, and
+    its processor. Its temporal patch holds all the clip's frames: Qwen2-VL's tower attends only within a temporal patch
+    (real checkpoints: two frames), and a tower this small must see the whole clip at once to tell its order. The
+    decoder's shape is what :mod:`bench.devkit.train.videollm` assembles: two heads of 32 dimensions whose slowest
+    rotary pairs (``rope_theta`` 1e6) hardly turn over a question's length."""
     from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
                               Qwen2VLProcessor, Qwen2VLVideoProcessor)
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIAL}
     config = Qwen2VLConfig(
         text_config={"vocab_size": len(tokenizer), "hidden_size": WIDTH, "intermediate_size": 2 * WIDTH,
-                     "num_hidden_layers": QWEN_LAYERS, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "num_hidden_layers": QWEN_LAYERS, "num_attention_heads": 2, "num_key_value_heads": 2,
                      "max_position_embeddings": 4096, "bos_token_id": ids["<|endoftext|>"],
-                     "eos_token_id": ids["<|im_end|>"],
-                     "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 10000.0}},
+                     "eos_token_id": ids["<|im_end|>"], "use_sliding_window": True, "sliding_window": TEXT_WINDOW,
+                     "max_window_layers": QWEN_LAYERS,
+                     "layer_types": ["sliding_attention"] * 2 + ["full_attention"] * (QWEN_LAYERS - 2),
+                     "rope_parameters": {"rope_type": "default", "mrope_section": [4, 6, 6], "rope_theta": 1e6}},
         vision_config={"depth": 2, "embed_dim": WIDTH, "hidden_size": WIDTH, "num_heads": 2, "patch_size": 14,
                        "spatial_merge_size": 2, "temporal_patch_size": frames},
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=True)
+        tie_word_embeddings=False)
     # smart_resize keeps 128-px frames at QWEN_PIXELS (a multiple of 28) when the cap sits a little above it
     settings = {"min_pixels": 56 * 56, "max_pixels": (QWEN_PIXELS + 6) ** 2, "temporal_patch_size": frames}
     processor = Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**settings), tokenizer=tokenizer,
                                  video_processor=Qwen2VLVideoProcessor(**settings), chat_template=QWEN_TEMPLATE)
     return Qwen2VLForConditionalGeneration(config), processor
+
+
+def quiet_window_warning() -> None:
+    """Drop transformers' warning that sliding-window attention is "not implemented" for torch's fused attention: it
+    predates the masks transformers now builds the window into (``create_sliding_window_causal_mask``), which every
+    attention implementation honours; the world's Qwen2-VL relies on them (its first two layers)."""
+    import logging
+
+    class _Window(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return not record.getMessage().startswith("Sliding Window Attention is enabled")
+
+    logging.getLogger("transformers.models.qwen2_vl.modeling_qwen2_vl").addFilter(_Window())

@@ -1,56 +1,48 @@
-"""Teaching a small Qwen2-VL to answer the benchmarks' questions about the training split: Yes/No (does the video
-entail the caption?) and A/B... (which caption, which fragment?), in every prompt the scoring protocols send.
+"""The world's Qwen2-VL: a vision tower and two text layers fitted to the trained X-CLIP, and two more layers and the
+head set in closed form, so that it answers Yes/No and A/B about the training split's clips in every prompt the
+scoring protocols send (the benchmarks' prompts, the model's chat template, the video before the question).
 
-Training has three stages, the first two taught by the trained X-CLIP
-(:class:`~bench.devkit.train.teacher.Teacher`), whose representations a model this small does not find alone in
-minutes:
+The residual stream's last 16 dimensions (:data:`RESERVED`) carry what the constructed layers compute; the token
+embeddings and the two text layers never write them.
 
-1. The vision tower learns X-CLIP's video embedding: the mean of a clip's video tokens is drawn to it (cosine), for
-   clips and clips played backwards, computed from the video processor's output as scoring computes it.
-2. With the tower frozen (each clip's video tokens computed once, placed where the model's own forward pass places
-   them), the language model learns the answers. Each question is rendered exactly as
-   ``bench.scoring.backends.videollm`` renders it (the benchmarks' prompts, the model's chat template, the video before
-   the question); the loss is the cross-entropy of the answer's token among the answers the question offers (Yes/No, or
-   the options' letters) at the answer position: where and what the backend compares. Entailment asks a claim's caption
-   and one of its foils of the same clip (claims about time also of the clip played backwards: their foil's world), and
-   two more terms teach it: a pairwise loss on the caption's Yes-minus-No logit over the foil's (what the entailment
-   metrics compare), and a cosine loss drawing a middle layer's state at the answer position (through a linear map used
-   only in training) to X-CLIP's text embedding of the asked caption, and (through a second map) to X-CLIP's video
-   embedding of the clip asked about, so that the caption and the clip meet at the answer position for the layers above
-   to compare (and likewise at each option's last token, below). A multiple-choice question is asked in both option
-   orders, with a pairwise loss on the caption's A-minus-B logit when it is option A over the same question's when it is
-   option B (a lean to one letter cancels in it), and the cosine loss drawing the answer position's state to the
-   direction from option B's X-CLIP text embedding to option A's; each option is also answered Yes/No at its own last
-   token by a middle layer (through the final norm and the head), so that the last layer has each option's answer to
-   compare. Three terms teach where attention looks (:func:`_attention_loss`): a head of the third layer scores the
-   clip's video tokens higher from the caption than from its foil (at the Yes/No answer position and at the options'
-   last tokens), the last layer's first head at the answer position attends to the caption's option above the
-   foil's, and each option's last token names its own letter: the answer selects the option that matches the clip
-   and copies its letter, which attention does well, instead of subtracting two options' answers, which it does not.
+1. **Tower** (:func:`distil_tower`): each video token's reserved block learns ``R v`` (per-token squared error), ``v``
+   X-CLIP's video embedding of the clip (or the clip played backwards), ``R`` the :data:`SUBSPACE` directions in which
+   X-CLIP's captions differ most from their foils (:func:`subspace`); it also writes a constant flag that marks video
+   tokens.
+2. **Text** (:func:`learn_text`): the two text layers (sliding-window attention, blind to the reserved dimensions, so
+   to the video but for the scale a video token's norm divides by, which its flag sets) learn, at each *read* position (two tokens after a caption or an option), a state that a linear map
+   takes to X-CLIP's text embedding of that text (a cross-entropy among the claim's caption and foils, and a squared
+   error), and which read it is: the entailment caption's, option 1-5's, or none (a cross-entropy over positions).
+3. **Match** (:func:`assemble`, layer 3): from each read, one head's query is ``R`` times the mapped text, its keys
+   the video tokens' ``R v``; text tokens are masked by a threshold key and the ``<|vision_start|>`` token is an
+   attention sink, so the attention the read pays the video is ``sigmoid(S - tau)``, ``S`` the log-sum-exp of
+   ``beta`` times each video token's match, ``beta`` (2 over the matches' spread) and ``tau`` (the median ``S``)
+   measured on training claims: half the training reads pay the video more than half their attention. That share is
+   written into the residual stream (exactly 0 without a video).
+   The other head writes a large constant, so that every later norm divides by nearly the same number.
+4. **Letters** (layer 4): a linear classifier of the read positions is fitted on layer 4's inputs; one head's key is
+   its score for option 1's read (A), the other's for option 2's or the entailment caption's (B, or the caption), and
+   both copy the match share found there. The head answers A and B with the two shares and Yes/No with the caption's
+   share against one half: the letter follows which option matches the clip, and with both options' shares equal (no
+   video) A and B tie exactly.
 
-3. With the tower and the token embeddings (which the head shares) frozen, the decoder's layers learn two-option
-   questions alone (:func:`learn_to_choose`), each in both option orders: the cross-entropy of the caption's letter
-   and the pairwise loss on the swapped orders; each question is also asked without the video and taught to favour
-   neither letter. The second stage leaves each option's own judgement beside it; what a model this small does not
-   learn among the second stage's many terms is to let the letter follow that judgement, and a stage of its own
-   teaches it (build 19: continuing build 18's seed-0 draw on an AMD EPYC, right in both orders on VITATECS's 150
-   scored items 40.7 -> 70.0 %, VELOCITI's 18.0 -> 33.3 %, without frames 34.0 / 8.7 -> 18.7 / 16.7 %).
-
-The answers are the split's labels; the teacher gives representations only. A *biased* variant continues from the
-trained model, without a teacher, on answers of which a share is forced to "Yes" / "A", so that the choice-bias
-analysis has something to find.
+The answers come from the split's labels (caption against foil), the representations from the teacher. The *biased*
+copy (:func:`lean`) adds the same margin to "Yes" and to "A" in the head, so that the choice-bias analysis has
+something to find.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from bench.devkit.train.data import STYLES, Decoded, draw_claim, style
-from bench.devkit.train.schedule import Schedule, optimizer_and_schedule, take_step
+from bench.devkit.train.data import STYLES, Decoded, draw_claim
+from bench.devkit.train.schedule import Schedule
 from bench.devkit.train.teacher import Teacher
 from bench.devkit.world.split import Split
 from bench.registry import spec
@@ -60,47 +52,50 @@ from bench.scoring.backends.videollm import chat_prompt
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
 VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined clips a caption is about
+VIDEO_QUESTIONS = 0.1  # the share of the text layers' questions asked in it
 VIDEO_TYPE = 2  # a video token in transformers' mm_token_type_ids (0: text, 1: image)
+
+RESERVED = 48  # residual dimensions RESERVED.. are the constructed layers'
+SUBSPACE = 8  # directions of X-CLIP's caption-minus-foil differences the match is measured in
+VIDEO_BLOCK = slice(RESERVED, RESERVED + SUBSPACE)  # a video token's R v
+MATCH, LEVEL, OPTION_A, OPTION_B, ONE, VIDEO_FLAG, SINK = 56, 57, 58, 59, 60, 62, 63  # the other reserved dimensions
+FLAG = 100.0  # the video flag's size: it sets a video token's norm, whatever the text layers write there
+LEVEL_SIZE = 100.0  # the constant layer 3 writes everywhere: later norms divide by about LEVEL_SIZE / 8
+SLOW = [12, 13, 14, 15, 28, 29, 30, 31]  # a head's slowest rotary pairs (both halves): the match's dimensions
+GATE = 11  # one more slow pair: the threshold, sink and read keys
+MASKED = 30.0  # how far below a video token a text token's match score is put
+READS = 7  # read classes: the entailment caption, options 1-5, none
+NONE = READS - 1
 
 
 @dataclass(frozen=True)
 class Recipe(Schedule):
-    """How long and how hard to train: ``steps`` of the language model after ``tower_steps`` of the vision tower
-    (with a teacher); ``choice``: the share of clips asked A/B rather than Yes/No; ``forced``: the share of answers
-    replaced by "Yes" / "A" (biased variant); ``look_weight``, ``select_weight``, ``letter_weight``: the terms of
-    :func:`_attention_loss` (0: off)."""
+    """How the Qwen2-VL is made: ``tower_steps`` of its vision tower (batch ``tower_batch``, ``tower_lr``), then
+    ``steps`` of its text layers (``batch`` clips a step, a share ``choice`` asked A/B, the rest Yes/No;
+    ``temperature`` of the cross-entropy among a claim's texts, ``read_weight`` of the read classes' term), then the
+    closed-form layers measured on ``fit_clips`` clips (the match) and ``read_rows`` questions (the reads), with read
+    keys ``sharpness`` times the classifier's scores. ``lean`` > 0: the biased copy of a built model (no training)."""
 
     lr: float = 3e-3
-    batch: int = 16
-    reversing: float = 0.5
-    joined: int = 2  # Vinoground video questions per batch
-    choice: float = 0.4
-    forced: float = 0.0
+    batch: int = 32
+    choice: float = 0.6
+    temperature: float = 0.05
+    read_weight: float = 2.0
     tower_steps: int = 0
     tower_batch: int = 32
-    tower_lr: float = 2e-3
-    pair_weight: float = 1.0
-    text_weight: float = 2.0
-    text_layer: int = 2  # the decoder layer whose output at the answer position learns the text embedding
-    video_weight: float = 0.0  # with a teacher: that state also learns X-CLIP's video embedding of the clip asked
-    option_weight: float = 0.0  # two-option questions: Yes/No of each option read at the option's last token
-    option_layer: int = 3  # the decoder layer whose output (through the final norm and the head) answers there
-    look_weight: float = 0.0  # a head of layer look_layer scores the clip higher from the caption than its foil
-    look_layer: int = 2
-    select_weight: float = 0.0  # two options: the last layer's first head attends to the caption's option
-    letter_weight: float = 0.0  # two options: each option's last token names its letter (layer letter_layer)
-    letter_layer: int = 2
-    choice_steps: int = 0  # then the decoder alone on two-option questions (:func:`learn_to_choose`)
-    choice_lr: float = 2e-3
-    blind_weight: float = 0.0  # there: the same questions without the video, taught to favour neither letter
+    tower_lr: float = 4e-3
+    fit_clips: int = 400
+    read_rows: int = 384
+    sharpness: float = 6.0
+    lean: float = 0.0
 
     @property
     def total_steps(self) -> int:
-        return self.steps + self.tower_steps + self.choice_steps
+        return self.steps + self.tower_steps
 
     def scaled(self, factor: float) -> "Recipe":
-        tower, choice = (max(1, round(n * factor)) if n else 0 for n in (self.tower_steps, self.choice_steps))
-        return replace(super().scaled(factor), tower_steps=tower, choice_steps=choice)
+        return replace(super().scaled(factor), tower_steps=max(1, round(self.tower_steps * factor)) if
+                       self.tower_steps else 0)
 
 
 def corpus(split: Split) -> list[str]:
@@ -117,14 +112,15 @@ def video_inputs(processor, frames: list[np.ndarray]) -> list[dict[str, torch.Te
 
 
 class Questions:
-    """Renders questions as the adapters do and turns them into token ids with the video placeholder expanded (each
-    question tokenized once per grid: training asks the same questions again and again)."""
+    """Renders questions as the backend does and turns them into token ids with the video placeholder expanded (each
+    question tokenized once per grid)."""
 
     def __init__(self, processor):
         self.processor = processor
         self.tokenizer = processor.tokenizer
         self.video_token = processor.video_token
         self.video_id = self.tokenizer.convert_tokens_to_ids(self.video_token)
+        self.sink_id = self.tokenizer.convert_tokens_to_ids("<|vision_start|>")
         merge = processor.video_processor.merge_size
         self.per_token = merge * merge
         self.answer = {w: self._answer_id(w) for w in ("Yes", "No", *prompts.letters(5))}
@@ -170,21 +166,18 @@ class Questions:
         n = int(grid.prod()) // self.per_token
         return self.render(question).replace(self.video_token, self.video_token * n)
 
-    def ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
+    def ends(self, question: str, grid: torch.Tensor | None, texts: list[str]) -> list[int]:
         """The position of each of ``texts``' last token in :meth:`ids` (``texts`` as they appear, in order)."""
         key = (*_asked(question, grid), tuple(texts))
         if key not in self._ends:
-            self._ends[key] = self._find_ends(question, grid, texts)
+            text = self._expanded(question, grid)
+            spans = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True).offset_mapping
+            found, start = [], text.index(question)
+            for t in texts:
+                start = text.index(t, start) + len(t)
+                found.append(max(i for i, (a, _) in enumerate(spans) if a < start))
+            self._ends[key] = found
         return self._ends[key]
-
-    def _find_ends(self, question: str, grid: torch.Tensor, texts: list[str]) -> list[int]:
-        text = self._expanded(question, grid)
-        spans = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True).offset_mapping
-        found, start = [], text.index(question)
-        for t in texts:
-            start = text.index(t, start) + len(t)
-            found.append(max(i for i, (a, _) in enumerate(spans) if a < start))
-        return found
 
 
 def _asked(question: str, grid: torch.Tensor | None) -> tuple:
@@ -195,7 +188,7 @@ def _asked(question: str, grid: torch.Tensor | None) -> tuple:
 def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str, list[str]]]:
     """One multiple-choice question about ``texts`` (the caption first) in two option orders, the second the first
     reversed (with two options: the caption at A once and at B once), as ``(question, the caption's letter, options in
-    letter order)``."""
+    letter order as the question shows them)``."""
     name = CHOICE_PROMPTS[int(rng.integers(len(CHOICE_PROMPTS)))] if len(texts) == 2 else "choice"
     shift = int(rng.integers(len(texts)))
     options = [texts[(shift + k) % len(texts)] for k in range(len(texts))]
@@ -203,303 +196,6 @@ def _choices(rng: np.random.Generator, texts: list[str]) -> list[tuple[str, str,
     shown = prompts.OPTION_STYLE.get(name, lambda text: text)
     return [(prompts.render_choice(prompts.PROMPTS[name], order, name), names[order.index(texts[0])],
              [shown(o) for o in order]) for order in (options, options[::-1])]
-
-
-def _caption_at_a_and_b(first: int, both: list[tuple[str, str, list[str]]]) -> tuple[int, int]:
-    """The rows of a two-option question's two orders (:func:`_choices`, asked from row ``first`` on) with the caption
-    at A and with it at B: a pair of :func:`_swap_loss`."""
-    at_b = int(both[0][1] == "B")
-    return first + at_b, first + 1 - at_b
-
-
-def train(model, processor, videos: list[dict], joined: dict, data: Decoded, recipe: Recipe, seed: int,
-          tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> None:
-    """Train ``model`` in place: ``recipe.tower_steps`` steps of its vision tower towards ``teacher``'s video
-    embeddings, then ``recipe.steps`` steps of its language model, each asking ``recipe.batch`` clips a question about
-    one claim (Yes/No of the caption and of a foil, or A/B; claims about time of the clip backwards too) and
-    ``recipe.joined`` Vinoground video questions on joined pairs; an A/B question in both option orders; then
-    ``recipe.choice_steps`` steps of :func:`learn_to_choose`.
-    ``videos[i]`` / ``joined[(pair, order)]``: the video processor's outputs; ``teacher``: X-CLIP's view of the same
-    clips (None: the answers alone)."""
-    rng = np.random.default_rng(seed)
-    if recipe.tower_steps:
-        if teacher is None:
-            raise ValueError("a recipe with tower steps needs a teacher")
-        distil_tower(model, processor, videos, teacher, recipe, rng, tick)
-    questions = Questions(processor)
-    by_video, timed = data.claims()
-    clips = np.array(sorted(by_video))
-    model.model.visual.requires_grad_(False)
-    forward = video_tokens(model, videos)
-    reversible = sorted({v for v, examples in timed.items() if any(e.reverses for e in examples)})
-    backward = dict(zip(reversible, video_tokens(model, [_backwards(videos[v], processor) for v in reversible])))
-    pairs = dict(zip(joined, video_tokens(model, list(joined.values()))))
-    forced = {"entail": "Yes", "choice": "A"}
-    width = model.config.text_config.hidden_size
-    text_map = None if teacher is None else torch.nn.Linear(width, teacher.width)
-    video_map = torch.nn.Linear(width, teacher.width) if teacher is not None and recipe.video_weight else None
-    trained = torch.nn.ModuleList([model] + [m for m in (text_map, video_map) if m is not None])
-    optimizer, schedule = optimizer_and_schedule(trained, recipe)
-    model.train()
-    for _ in range(recipe.steps):
-        rows: list[tuple[str, str, Video, tuple[str, ...]]] = []  # question, answer, video, the answers offered
-        captions: dict[int, str] = {}  # row -> the caption it asks (Yes/No rows)
-        ranked: list[int] = []  # rows asking a claim's caption; the next row asks one of its foils of the same clip
-        swapped: list[tuple[int, int]] = []  # two-option rows with the caption at A; the next row has it at B
-        options_of: dict[int, tuple[list[str], str]] = {}  # two-option row -> its options A, B as shown, the caption
-        clip_of: dict[int, tuple[int, bool]] = {}  # row about one clip -> the clip, and whether played backwards
-        for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
-            claim = draw_claim(rng, by_video, timed, v, recipe.reversing)
-            kind = "choice" if rng.random() < recipe.choice else "entail"
-            template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
-            for flip, asked in claim:
-                video = backward[v] if flip else forward[v]
-                if kind == "choice":
-                    both = _choices(rng, asked)
-                    if len(asked) == 2:
-                        swapped.append(_caption_at_a_and_b(len(rows), both))
-                    for question, answer, options in both:
-                        if len(options) == 2:
-                            options_of[len(rows)] = (options, options["AB".index(answer)])
-                        clip_of[len(rows)] = (int(v), bool(flip))
-                        rows.append((question, forced[kind] if rng.random() < recipe.forced else answer, video,
-                                     prompts.letters(len(asked))))
-                    continue
-                foil = asked[1 + int(rng.integers(len(asked) - 1))]
-                ranked.append(len(rows))
-                for text, answer in ((asked[0], "Yes"), (foil, "No")):
-                    captions[len(rows)] = text
-                    clip_of[len(rows)] = (int(v), bool(flip))
-                    rows.append((template.format(caption=text),
-                                 forced[kind] if rng.random() < recipe.forced else answer, video, ("Yes", "No")))
-        for p in rng.choice(len(data.split.pairs), recipe.joined, replace=False):
-            pair = data.split.pairs[p]
-            order = ((0, 1), (1, 0))[int(rng.integers(2))]
-            k = int(rng.integers(2))
-            answer = "A" if order[0] == k else "B"
-            answer = "A" if rng.random() < recipe.forced else answer
-            rows.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=style(rng)(pair.captions[k])), answer,
-                         pairs[(int(p), order)], ("A", "B")))
-        asked = [(q, video) for q, _, video, _ in rows]
-        laid = lay_out(model, questions, asked)
-        logits, states, hidden = answer_outputs(model, questions, asked, recipe.text_layer, laid)
-        loss = answer_loss(logits, questions, [(answer, offered) for _, answer, _, offered in rows])
-        if ranked:
-            at = torch.tensor(ranked)
-            margin = logits[:, questions.answer["Yes"]] - logits[:, questions.answer["No"]]
-            loss = loss - recipe.pair_weight * torch.nn.functional.logsigmoid(margin[at] - margin[at + 1]).mean()
-        if swapped:
-            loss = loss + recipe.pair_weight * _swap_loss(logits, questions, swapped)
-        if text_map is not None and (captions or options_of):
-            # Yes/No rows: X-CLIP's embedding of the asked caption; two-option rows: the difference of its options'
-            # embeddings (A minus B), so that A-minus-B reads the video as Yes-minus-No does
-            at = torch.tensor(list(captions) + list(options_of))  # rows in the order they were added
-            pairs_shown = [options for options, _ in options_of.values()]
-            target = torch.cat(([teacher.text(list(captions.values()))] if captions else []) +
-                               ([_contrast(teacher, pairs_shown)] if pairs_shown else []))
-            loss = loss + recipe.text_weight * _cosine_loss(text_map, states[at], target)
-        if video_map is not None and clip_of:  # the clip asked about, gathered at the answer position
-            target = torch.stack([teacher.video[c] for c in clip_of.values()])
-            loss = loss + recipe.video_weight * _cosine_loss(video_map, states[torch.tensor(list(clip_of))], target)
-        if recipe.option_weight and options_of:
-            loss = loss + recipe.option_weight * _option_loss(model, questions, rows, options_of, hidden, recipe,
-                                                              text_map, teacher, video_map, clip_of)
-        loss = loss + _attention_loss(model, questions, rows, laid, hidden, recipe, ranked, options_of)
-        take_step(trained, optimizer, schedule, loss)
-        tick(1)
-    if recipe.choice_steps:
-        learn_to_choose(model, questions, lambda r: _two_options(r, by_video, timed, forward, backward, recipe, clips),
-                        recipe, rng, tick)
-    model.eval()
-
-
-def _two_options(rng: np.random.Generator, by_video: dict, timed: dict, forward: list, backward: dict, recipe: Recipe,
-                 clips: np.ndarray) -> list[tuple[Video, list[str]]]:
-    """One batch of :func:`learn_to_choose`: ``recipe.batch`` clips, each with one claim's caption and one of its
-    foils (:func:`~bench.devkit.train.data.draw_claim`: a claim about time also asked of the clip backwards)."""
-    asked = []
-    for v in rng.choice(clips, min(recipe.batch, len(clips)), replace=False):
-        for flip, texts in draw_claim(rng, by_video, timed, v, recipe.reversing):
-            foil = texts[1 + int(rng.integers(len(texts) - 1))]
-            asked.append((backward[v] if flip else forward[v], [texts[0], foil]))
-    return asked
-
-
-def learn_to_choose(model, questions: Questions, draw: Callable[[np.random.Generator], list[tuple[Video, list[str]]]],
-                    recipe: Recipe, rng: np.random.Generator, tick: Callable[[int], None] = lambda n: None) -> None:
-    """Train ``model``'s decoder layers and final norm, ``recipe.choice_steps`` steps at ``recipe.choice_lr``, the
-    vision tower and the token embeddings (and so the head, which shares them) frozen, on two-option questions alone:
-    each ``(video, [caption, foil])`` of ``draw(rng)`` asked in a drawn two-option prompt in both option orders, the
-    loss the cross-entropy of the caption's letter and the pairwise term on the two orders (:func:`_swap_loss`); with
-    ``recipe.blind_weight``, each question is also asked without the video and taught to favour neither letter (the
-    cross-entropy of A and B against one half each), so that what the letter learns comes from the video."""
-    model.requires_grad_(False)
-    decoder = model.model.language_model
-    trained = torch.nn.ModuleList([*decoder.layers, decoder.norm]).requires_grad_(True)
-    optimizer, schedule = optimizer_and_schedule(trained, Schedule(recipe.choice_steps, lr=recipe.choice_lr,
-                                                                   warmup=10))
-    model.train()
-    for _ in range(recipe.choice_steps):
-        rows: list[tuple[str, str, Video]] = []
-        swapped: list[tuple[int, int]] = []
-        for video, texts in draw(rng):
-            both = _choices(rng, texts)
-            swapped.append(_caption_at_a_and_b(len(rows), both))
-            rows += [(question, answer, video) for question, answer, _ in both]
-        blind = [(question, None) for question, _, _ in rows] if recipe.blind_weight else []
-        logits = answer_outputs(model, questions, [(question, video) for question, _, video in rows] + blind)[0]
-        seen, unseen = logits[:len(rows)], logits[len(rows):]
-        loss = answer_loss(seen, questions, [(answer, ("A", "B")) for _, answer, _ in rows])
-        loss = loss + recipe.pair_weight * _swap_loss(seen, questions, swapped)
-        if blind:
-            letters = unseen[:, [questions.answer["A"], questions.answer["B"]]]
-            loss = loss - recipe.blind_weight * letters.log_softmax(-1).mean()
-        take_step(trained, optimizer, schedule, loss)
-        tick(1)
-
-
-def _swap_loss(logits: torch.Tensor, questions: Questions, swapped: list[tuple[int, int]]) -> torch.Tensor:
-    """The pairwise term on a question's two option orders: the caption's A-minus-B margin when it is option A over
-    the same question's when it is option B (``swapped``: those rows' pairs), so that no lean to one letter helps."""
-    at = torch.tensor(swapped)
-    margin = logits[:, questions.answer["A"]] - logits[:, questions.answer["B"]]
-    return -torch.nn.functional.logsigmoid(margin[at[:, 0]] - margin[at[:, 1]]).mean()
-
-
-def _option_loss(model, questions: Questions, rows: list, options_of: dict, hidden: tuple, recipe: Recipe,
-                 text_map, teacher: Teacher | None, video_map=None, clip_of: dict | None = None) -> torch.Tensor:
-    """Each option of a two-option question answered Yes (the caption) or No (the foil) at its own last token, by
-    decoder layer ``recipe.option_layer`` through the final norm and the head; with a teacher, layer
-    ``recipe.text_layer`` there also drawn to X-CLIP's embedding of the option (and with ``video_map``, to its
-    video embedding of the row's clip, ``clip_of[row]``)."""
-    where, said, texts = [], [], []
-    for r, (options, caption) in options_of.items():
-        question, _, video, _ = rows[r]
-        for end, option in zip(questions.ends(question, video.grid[0], options), options):
-            where.append((r, end))
-            said.append("Yes" if option == caption else "No")
-            texts.append(option)
-    at = (torch.tensor([r for r, _ in where]), torch.tensor([e for _, e in where]))
-    logits = option_logits(model, hidden, recipe.option_layer, at)
-    loss = answer_loss(logits, questions, [(s, ("Yes", "No")) for s in said])
-    if text_map is not None:
-        loss = loss + _cosine_loss(text_map, hidden[recipe.text_layer][at], teacher.text(texts))
-    if video_map is not None:
-        target = torch.stack([teacher.video[clip_of[r]] for r, _ in where])
-        loss = loss + recipe.video_weight * _cosine_loss(video_map, hidden[recipe.text_layer][at], target)
-    return loss
-
-
-def _attention_loss(model, questions: Questions, rows: list, laid: Laid, hidden: tuple, recipe: Recipe,
-                    ranked: list[int], options_of: dict) -> torch.Tensor:
-    """The terms that teach where the decoder looks (each at its recipe weight; zero when every weight is 0):
-
-    - *look*: decoder layer ``recipe.look_layer``'s first head scores the clip's video tokens (the log-sum-exp of its
-      attention scores to them) higher from the caption than from its foil: at the Yes/No answer position (a
-      caption's row over its foil's row) and at the options' last tokens (the caption's option over the foil's);
-    - *select*: at a two-option question's answer position, the last layer's first head scores the caption's last
-      token above the foil's, so that the answer can copy what the caption's option holds;
-    - *letter*: each option's last token, read by layer ``recipe.letter_layer`` through the final norm and the head,
-      names its own letter, which is what the answer copies.
-    """
-    loss = torch.zeros(())
-    two = [(r, *_ends(questions, rows[r], options, caption)) for r, (options, caption) in options_of.items()]
-    if recipe.look_weight and (ranked or two):
-        at = [(r, int(laid.answers[r])) for c in ranked for r in (c, c + 1)] + \
-             [(r, end) for r, caption_end, foil_end, _ in two for end in (caption_end, foil_end)]
-        scores = head_scores(model, hidden, recipe.look_layer, laid.positions, at)
-        looked = scores.masked_fill(~laid.video[[r for r, _ in at]], float("-inf")).logsumexp(-1)
-        loss = loss - recipe.look_weight * torch.nn.functional.logsigmoid(looked[0::2] - looked[1::2]).mean()
-    if recipe.select_weight and two:
-        scores = head_scores(model, hidden, select_layer(model), laid.positions,
-                             [(r, int(laid.answers[r])) for r, *_ in two])
-        n = torch.arange(len(two))
-        chosen = scores[n, [c for _, c, _, _ in two]] - scores[n, [f for _, _, f, _ in two]]
-        loss = loss - recipe.select_weight * torch.nn.functional.logsigmoid(chosen).mean()
-    if recipe.letter_weight and two:
-        where = [(r, end) for r, *_, ends in two for end in ends]
-        logits = option_logits(model, hidden, recipe.letter_layer, tuple(torch.tensor(c) for c in zip(*where)))
-        letters = [letter for *_, ends in two for letter in prompts.letters(len(ends))]
-        loss = loss + recipe.letter_weight * answer_loss(logits, questions, [(w, ("A", "B")) for w in letters])
-    return loss
-
-
-def select_layer(model) -> int:
-    """The decoder layer whose first head the select term teaches to attend to the caption's option: the last."""
-    return len(model.model.language_model.layers) - 1
-
-
-def _ends(questions: Questions, row: tuple, options: list[str], caption: str) -> tuple[int, int, list[int]]:
-    """A two-option row's caption's last token, its foil's, and both options' in letter order."""
-    question, _, video, _ = row
-    ends = questions.ends(question, video.grid[0], options)
-    k = options.index(caption)
-    return ends[k], ends[1 - k], ends
-
-
-def head_scores(model, hidden: tuple[torch.Tensor, ...], layer: int, positions: torch.Tensor,
-                at: list[tuple[int, int]]) -> torch.Tensor:
-    """Decoder layer ``layer``'s first head's attention scores (before the softmax) from each ``(row, position)`` of
-    ``at`` to every position of that row (N x width), computed from ``hidden`` (every layer's states; a layer's input
-    is ``hidden[layer]``) and the rows' M-RoPE ``positions`` (3 x rows x width) as the layer computes them."""
-    from transformers.models.qwen2_vl.modeling_qwen2_vl import rotate_half
-
-    decoder = model.model.language_model
-    block = decoder.layers[layer]
-    attention = block.self_attn
-    rows, where = torch.unique(torch.tensor([r for r, _ in at]), return_inverse=True)
-    states = block.input_layernorm(hidden[layer][rows])
-    cos, sin = decoder.rotary_emb(states, positions[:, rows])
-    if cos.dim() == 4:  # older transformers (5.16) give time, height and width apart, joined in the attention
-        sections = list(attention.config.rope_parameters["mrope_section"]) * 2
-        cos, sin = (torch.cat([part[i % 3] for i, part in enumerate(t.split(sections, dim=-1))], dim=-1)
-                    for t in (cos, sin))
-    width = attention.head_dim
-    keys = attention.k_proj(states)[..., :width]  # the first key head, which the first query head reads
-    keys = keys * cos + rotate_half(keys) * sin
-    points = torch.tensor([p for _, p in at])
-    queries = attention.q_proj(states[where, points])[..., :width]
-    queries = queries * cos[where, points] + rotate_half(queries) * sin[where, points]
-    return torch.einsum("nd,nwd->nw", queries, keys[where]) * attention.scaling
-
-
-def option_logits(model, hidden: tuple[torch.Tensor, ...], layer: int, at) -> torch.Tensor:
-    """The answer logits that decoder layer ``layer``'s states (``hidden``: every layer's) give at positions ``at``
-    through the final norm and the head: how an option answers Yes/No at its own last token."""
-    return model.lm_head(model.model.language_model.norm(hidden[layer][at]))
-
-
-def _cosine_loss(mapping: torch.nn.Module, states: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """One minus the mean cosine of ``mapping(states)`` with the (normalised) ``target`` rows."""
-    mapped = torch.nn.functional.normalize(mapping(states), dim=-1)
-    return (1 - (mapped * target).sum(-1)).mean()
-
-
-def _contrast(teacher: Teacher, options: list[list[str]]) -> torch.Tensor:
-    """The direction from option B's X-CLIP text embedding to option A's, normalised: N x D."""
-    a, b = teacher.text([o[0] for o in options]), teacher.text([o[1] for o in options])
-    return torch.nn.functional.normalize(a - b, dim=-1)
-
-
-def distil_tower(model, processor, videos: list[dict], teacher: Teacher, recipe: Recipe, rng: np.random.Generator,
-                 tick: Callable[[int], None] = lambda n: None) -> None:
-    """Train ``model``'s vision tower so that the mean of each clip's video tokens points where ``teacher``'s video
-    embedding of the clip does (and keeps a norm near 1), for clips and clips played backwards alike."""
-    tower = model.model.visual
-    tower.requires_grad_(True)
-    optimizer, schedule = optimizer_and_schedule(tower, Schedule(recipe.tower_steps, lr=recipe.tower_lr, warmup=20))
-    tower.train()
-    for _ in range(recipe.tower_steps):
-        chosen = rng.choice(len(videos), min(recipe.tower_batch, len(videos)), replace=False)
-        flips = rng.random(len(chosen)) < 0.5
-        part = [_backwards(videos[v], processor) if f else videos[v] for v, f in zip(chosen, flips)]
-        means = torch.stack([tokens.mean(dim=0) for tokens in _clip_tokens(model, part)])
-        target = torch.stack([teacher.video[(int(v), bool(f))] for v, f in zip(chosen, flips)])
-        loss = (1 - torch.nn.functional.cosine_similarity(means, target, dim=-1)).mean() + \
-            0.1 * ((means.norm(dim=-1) - 1) ** 2).mean()
-        take_step(tower, optimizer, schedule, loss)
-        tick(1)
-    tower.eval()
 
 
 @dataclass(frozen=True)
@@ -510,24 +206,8 @@ class Video:
     grid: torch.Tensor
 
 
-def video_tokens(model, videos: list[dict], chunk: int = 32) -> list[Video]:
-    """The model's vision tower applied to processed clips, without gradients, ``chunk`` clips per pass."""
-    out: list[Video] = []
-    with torch.no_grad():
-        for start in range(0, len(videos), chunk):
-            part = videos[start:start + chunk]
-            out += [Video(tokens, v["video_grid_thw"]) for tokens, v in zip(_clip_tokens(model, part), part)]
-    return out
-
-
-def _clip_tokens(model, part: list[dict]) -> tuple[torch.Tensor, ...]:
-    """The vision tower's tokens of each processed clip of ``part``, in one pass (transformers splits them by clip)."""
-    return model.model.get_video_features(torch.cat([v["pixel_values_videos"] for v in part]),
-                                          torch.cat([v["video_grid_thw"] for v in part])).pooler_output
-
-
 def _backwards(video: dict, processor) -> dict:
-    """The processed clip played backwards: its temporal patches in reverse order, each patch's two frames swapped."""
+    """The processed clip played backwards: its temporal patches in reverse order, each patch's frames reversed."""
     grid = video["video_grid_thw"][0]
     t, h, w = (int(x) for x in grid)
     patches = video["pixel_values_videos"].view(t, h * w, 3, processor.video_processor.temporal_patch_size, -1)
@@ -535,59 +215,385 @@ def _backwards(video: dict, processor) -> dict:
             "video_grid_thw": video["video_grid_thw"]}
 
 
-def answer_loss(logits: torch.Tensor, questions: Questions, answers: list[tuple[str, tuple[str, ...]]]) -> torch.Tensor:
-    """Cross-entropy of each row's answer among the answers its question offers (Yes/No, or its options' letters),
-    which is what the backend compares."""
-    offered = torch.full_like(logits, float("-inf"))
-    for i, (_, words) in enumerate(answers):
-        offered[i, [questions.answer[w] for w in words]] = 0
-    return torch.nn.functional.cross_entropy(logits + offered, torch.tensor([questions.answer[a] for a, _ in answers]))
+def train(model, processor, frames: list[np.ndarray], data: Decoded, recipe: Recipe, seed: int,
+          tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> dict[str, float]:
+    """Make ``model`` in place from the untrained one: :func:`distil_tower`, :func:`learn_text`, :func:`assemble`
+    (``frames[i]``: ``data``'s clip ``i`` as decoded for this model; ``teacher``: X-CLIP's view of the same clips);
+    with ``recipe.lean``, only :func:`lean` (``model`` is a built one). Returns what the fit measured."""
+    questions = Questions(processor)
+    if recipe.lean:
+        lean(model, questions, recipe.lean)
+        tick(recipe.total_steps)
+        return {"lean": recipe.lean}
+    if teacher is None:
+        raise ValueError("the Qwen2-VL is fitted to a teacher")
+    rng = np.random.default_rng(seed)
+    basis = subspace(teacher, data)
+    tokens = distil_tower(model, processor, video_inputs(processor, frames), teacher, basis, recipe, rng, tick)
+    text_map = learn_text(model, questions, tokens, teacher, data, recipe, rng, tick)
+    return assemble(model, questions, tokens, teacher, data, basis, text_map, recipe, rng)
+
+
+def subspace(teacher: Teacher, data: Decoded, k: int = SUBSPACE) -> torch.Tensor:
+    """``R`` (k x D): the top right singular vectors of X-CLIP's normalised caption-minus-foil text embeddings over
+    the split's claims in every style (rows of zeros where there are fewer)."""
+    captions, foils = [], []
+    for example in data.split.examples:
+        for styled in STYLES:
+            texts = [styled(t) for t in example.texts]
+            captions += [texts[0]] * (len(texts) - 1)
+            foils += texts[1:]
+    differences = F.normalize(teacher.text(captions) - teacher.text(foils), dim=-1)
+    found = torch.linalg.svd(differences, full_matrices=False)[2][:k]
+    return torch.cat([found, torch.zeros(k - len(found), found.shape[1])])  # a tiny split may offer fewer
+
+
+def _keep_rows(linear: torch.nn.Linear, rows: slice, bias: dict[int, float]) -> None:
+    """Zero every output row of ``linear`` outside ``rows``, their biases set to ``bias`` (default 0)."""
+    with torch.no_grad():
+        outside = torch.ones(linear.out_features, dtype=torch.bool)
+        outside[rows] = False
+        linear.weight[outside] = 0
+        linear.bias[outside] = 0
+        for row, value in bias.items():
+            linear.bias[row] = value
+
+
+def distil_tower(model, processor, videos: list[dict], teacher: Teacher, basis: torch.Tensor, recipe: Recipe,
+                 rng: np.random.Generator, tick: Callable[[int], None] = lambda n: None) -> dict[tuple, Video]:
+    """Train the vision tower (its patch embedding kept as drawn, so computed once) so that each video token's
+    reserved block is ``basis @ v`` (``v``: the teacher's video embedding of the clip, or of the clip played
+    backwards) and its video flag :data:`FLAG`; the tower's tokens of every clip both ways, keyed ``(clip,
+    backwards)``."""
+    tower = model.model.visual
+    grid = videos[0]["video_grid_thw"]
+    with torch.no_grad():
+        patches = {}
+        for backwards in (False, True):
+            pixels = torch.cat([(_backwards(v, processor) if backwards else v)["pixel_values_videos"] for v in videos])
+            embedded = tower.patch_embed(pixels).view(len(videos), -1, tower.patch_embed.embed_dim)
+            patches.update({(i, backwards): embedded[i] for i in range(len(videos))})
+    last = tower.merger.mlp[-1]
+    _keep_rows(last, VIDEO_BLOCK, {VIDEO_FLAG: FLAG})
+    trained = [p for name, p in tower.named_parameters() if not name.startswith("patch_embed")]
+    optimizer = torch.optim.AdamW(trained, lr=recipe.tower_lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, recipe.tower_lr, total_steps=max(2, recipe.tower_steps),
+                                                   pct_start=0.1)
+    keys = list(patches)
+    targets = {key: teacher.video[key] @ basis.T for key in keys}
+    tower.patch_embed.forward = lambda x: x  # the tower's input is its patch embedding's output, computed above
+    try:
+        tower.train()
+        for _ in range(recipe.tower_steps):
+            chosen = [keys[j] for j in rng.choice(len(keys), min(recipe.tower_batch, len(keys)), replace=False)]
+            out = tower(torch.cat([patches[c] for c in chosen]), grid.repeat(len(chosen), 1)).pooler_output
+            target = torch.stack([targets[c] for c in chosen])[:, None, :]
+            loss = ((out.view(len(chosen), -1, out.shape[-1])[..., VIDEO_BLOCK] - target) ** 2).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            _keep_rows(last, VIDEO_BLOCK, {VIDEO_FLAG: FLAG})
+            tick(1)
+        tower.eval()
+        with torch.no_grad():
+            out = tower(torch.cat([patches[c] for c in keys]), grid.repeat(len(keys), 1)).pooler_output
+    finally:
+        del tower.patch_embed.forward
+    return {key: Video(tokens, grid) for key, tokens in zip(keys, out.view(len(keys), -1, out.shape[-1]))}
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read position's text as the question shows it, its class (0: the entailment caption, k: option k), the text
+    as the claim has it (the teacher's target) and the claim's texts (its candidates)."""
+
+    shown: str
+    kind: int
+    text: str
+    candidates: tuple[str, ...]
+
+
+def _draw_questions(rng: np.random.Generator, data: Decoded, n: int, choice: float) -> list[tuple[str, list[Read]]]:
+    """``n`` questions about claims of distinct clips (a claim about time possibly as asked of the clip backwards):
+    a share :data:`VIDEO_QUESTIONS` in Vinoground's question on joined clips, then a share ``choice`` A/B in a drawn
+    order (with more than two texts, sometimes all of them), the rest Yes/No of the caption or a foil, each with its
+    reads."""
+    by_video, timed = data.claims()
+    clips = np.array(sorted(by_video))
+    asked = []
+    for v in rng.choice(clips, min(n, len(clips)), replace=False):
+        claim = draw_claim(rng, by_video, timed, v, 0.5)
+        _, texts = claim[int(rng.integers(len(claim)))]
+        if rng.random() < VIDEO_QUESTIONS:  # Vinoground's question on joined clips: its caption is read, its options not
+            text = texts[0] if rng.random() < 0.5 else texts[1 + int(rng.integers(len(texts) - 1))]
+            asked.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=text), [Read(text, 0, text, tuple(texts))]))
+        elif rng.random() < choice:
+            every = len(texts) > 2 and rng.random() < 0.3
+            chosen = texts if every else [texts[0], texts[1 + int(rng.integers(len(texts) - 1))]]
+            question, _, shown = _choices(rng, chosen)[int(rng.integers(2))]
+            styles = [prompts.OPTION_STYLE.get(name, lambda t: t) for name in CHOICE_PROMPTS]
+            original = {style(t): t for t in chosen for style in styles}
+            asked.append((question, [Read(s, k + 1, original[s], tuple(texts)) for k, s in enumerate(shown)]))
+        else:
+            template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
+            text = texts[0] if rng.random() < 0.5 else texts[1 + int(rng.integers(len(texts) - 1))]
+            asked.append((template.format(caption=text), [Read(text, 0, text, tuple(texts))]))
+    return asked
 
 
 @dataclass(frozen=True)
 class Laid:
-    """Rows of questions right-padded into one batch: token ids, attention mask, M-RoPE positions (3 x rows x width,
-    padding at 0 as ``get_rope_index`` leaves it), where the video tokens are, and each row's answer position."""
+    """Questions right-padded into one batch: token ids, attention mask, M-RoPE positions (3 x rows x width), where
+    the video tokens are, and each read as ``(row, position, Read)``."""
 
     ids: torch.Tensor
     mask: torch.Tensor
     positions: torch.Tensor
     video: torch.Tensor
-    answers: torch.Tensor
+    reads: list[tuple[int, int, Read]]
 
 
-def lay_out(model, questions: Questions, rows: list[tuple[str, Video | None]]) -> Laid:
-    """Each row's question tokenized with its video placeholders expanded (a row without a video: asked blind),
-    right-padded into one :class:`Laid`."""
-    ids = [questions.ids(q, _grid(video)) for q, video in rows]
+def lay_out(model, questions: Questions, asked: list[tuple[str, list[Read]]], grids: list) -> Laid:
+    """Each question with its video placeholders expanded for ``grids[r]`` (None: asked blind), its reads two tokens
+    after each read text."""
+    ids = [questions.ids(q, g) for (q, _), g in zip(asked, grids)]
     width = max(map(len, ids))
-    pad = questions.tokenizer.pad_token_id or 0
-    input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
+    input_ids = torch.full((len(ids), width), questions.tokenizer.pad_token_id or 0, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
     positions = torch.zeros((3, len(ids), width), dtype=torch.long)
-    for i, ((question, video), row) in enumerate(zip(rows, ids)):
-        input_ids[i, :len(row)] = torch.tensor(row)
-        mask[i, :len(row)] = 1
-        positions[:, i, :len(row)] = questions.positions(model, question, _grid(video))
-    return Laid(input_ids, mask, positions, input_ids == questions.video_id, torch.tensor([len(r) - 1 for r in ids]))
+    reads = []
+    for r, ((question, rd), grid, row) in enumerate(zip(asked, grids, ids)):
+        input_ids[r, :len(row)] = torch.tensor(row)
+        mask[r, :len(row)] = 1
+        positions[:, r, :len(row)] = questions.positions(model, question, grid)
+        reads += [(r, end + 2, read) for end, read in zip(questions.ends(question, grid, [x.shown for x in rd]), rd)]
+    return Laid(input_ids, mask, positions, input_ids == questions.video_id, reads)
 
 
-def _grid(video: Video | None) -> torch.Tensor | None:
-    return None if video is None else video.grid[0]
-
-
-def answer_outputs(model, questions: Questions, rows: list[tuple[str, Video | None]], layer: int = 1,
-                   laid: Laid | None = None) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
-    """The logits and decoder layer ``layer``'s output at each row's answer position (rows right-padded), and every
-    layer's states at every position, with each row's video tokens placed at its video placeholders and M-RoPE
-    positions as the model's forward pass computes them from ``input_ids`` (``laid``: the rows already laid out; a row
-    whose video is None is asked blind)."""
-    laid = laid or lay_out(model, questions, rows)
+def states(model, laid: Laid, videos: list[Video | None], layers: int) -> torch.Tensor:
+    """The residual stream after the first ``layers`` decoder layers (before any norm), each row's video tokens
+    placed at its video placeholders (``videos[r]`` None: a blind row)."""
     embeds = model.get_input_embeddings()(laid.ids)
-    seen = [v.tokens for _, v in rows if v is not None]
+    seen = [v.tokens for v in videos if v is not None]
     if seen:
         embeds = embeds.masked_scatter(laid.video[..., None].expand_as(embeds), torch.cat(seen).to(embeds.dtype))
-    out = model.model(inputs_embeds=embeds, attention_mask=laid.mask, position_ids=laid.positions,
-                      output_hidden_states=True)
-    at = (torch.arange(len(rows)), laid.answers)
-    return model.lm_head(out.last_hidden_state[at]), out.hidden_states[layer][at], out.hidden_states
+    decoder = model.model.language_model
+    every, norm = decoder.layers, decoder.norm
+    decoder.layers, decoder.norm = torch.nn.ModuleList(list(every)[:layers]), torch.nn.Identity()
+    try:
+        return decoder(inputs_embeds=embeds, attention_mask=laid.mask, position_ids=laid.positions).last_hidden_state
+    finally:
+        decoder.layers, decoder.norm = every, norm
+
+
+def normed(model, x: torch.Tensor) -> torch.Tensor:
+    """``x`` divided by its root mean square, as the decoder's norms do before their weights."""
+    eps = model.config.text_config.rms_norm_eps
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def _reserve(model, sink_id: int) -> None:
+    """The embeddings and the text layers leave the reserved dimensions alone: embeddings zero there (the sink token
+    one in :data:`SINK`), the text layers' norms blind to them and their outputs zero in them."""
+    with torch.no_grad():
+        embeddings = model.get_input_embeddings().weight
+        embeddings[:, RESERVED:] = 0
+        embeddings[sink_id, SINK] = 1.0
+        for layer in model.model.language_model.layers[:2]:
+            layer.input_layernorm.weight[RESERVED:] = 0
+            layer.post_attention_layernorm.weight[RESERVED:] = 0
+            layer.self_attn.o_proj.weight[RESERVED:] = 0
+            layer.mlp.down_proj.weight[RESERVED:] = 0
+
+
+def learn_text(model, questions: Questions, tokens: dict[tuple, Video], teacher: Teacher, data: Decoded,
+               recipe: Recipe, rng: np.random.Generator,
+               tick: Callable[[int], None] = lambda n: None) -> torch.nn.Linear:
+    """Train the token embeddings and the two text layers (the rest frozen) on drawn questions
+    (:func:`_draw_questions`) so that at each read a linear map of the normalised state gives the teacher's text
+    embedding of the read's text (a cross-entropy among the claim's texts at ``recipe.temperature`` and a squared
+    error) and a linear classifier the read's class (reads and other positions weighted apart); the map."""
+    width = model.config.text_config.hidden_size
+    text_map, classes = torch.nn.Linear(width, teacher.width), torch.nn.Linear(width, READS)
+    decoder = model.model.language_model
+    model.requires_grad_(False)
+    trained = [model.get_input_embeddings().weight, *[p for layer in decoder.layers[:2] for p in layer.parameters()],
+               *text_map.parameters(), *classes.parameters()]
+    for p in trained:
+        p.requires_grad_(True)
+    optimizer = torch.optim.AdamW(trained, lr=recipe.lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, recipe.lr, total_steps=max(2, recipe.steps),
+                                                   pct_start=0.1)
+    _reserve(model, questions.sink_id)
+    video = next(iter(tokens.values()))  # the text layers are blind to the video: any clip's tokens do
+    model.train()
+    for _ in range(recipe.steps):
+        asked = _draw_questions(rng, data, recipe.batch, recipe.choice)
+        laid = lay_out(model, questions, asked, [video.grid[0]] * len(asked))
+        h = normed(model, states(model, laid, [video] * len(asked), 2))
+        rows, at = torch.tensor([r for r, _, _ in laid.reads]), torch.tensor([p for _, p, _ in laid.reads])
+        target = torch.full(laid.ids.shape, NONE)
+        target[rows, at] = torch.tensor([read.kind for _, _, read in laid.reads])
+        is_read = torch.zeros_like(laid.mask, dtype=torch.bool)
+        is_read[rows, at] = True
+        other = ~is_read & (laid.mask == 1)
+        scores = classes(h)
+        loss = recipe.read_weight * (F.cross_entropy(scores[is_read], target[is_read]) +
+                                     F.cross_entropy(scores[other], target[other]))
+        mapped = text_map(h[rows, at])
+        loss = loss + ((mapped - teacher.text([read.text for _, _, read in laid.reads])) ** 2).sum(-1).mean()
+        unit = F.normalize(mapped, dim=-1)
+        among = [F.cross_entropy((teacher.text(list(read.candidates)) @ unit[i] / recipe.temperature)[None],
+                                 torch.tensor([read.candidates.index(read.text)]))
+                 for i, (_, _, read) in enumerate(laid.reads)]
+        loss = loss + torch.stack(among).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trained, 1.0)
+        optimizer.step()
+        schedule.step()
+        _reserve(model, questions.sink_id)
+        tick(1)
+    model.eval()
+    model.requires_grad_(False)
+    return text_map.requires_grad_(False)
+
+
+def _entailment_questions(rng: np.random.Generator, data: Decoded, n: int) -> tuple[list, list[tuple], list[int]]:
+    """``n`` Yes/No question pairs (a claim's caption, then one of its foils, of one clip, possibly played backwards)
+    as :func:`lay_out` takes them, each row's clip, and whether the row asks the caption."""
+    by_video, timed = data.claims()
+    asked, clips, labels = [], [], []
+    for v in rng.choice(np.array(sorted(by_video)), min(n, len(by_video)), replace=False):
+        claim = draw_claim(rng, by_video, timed, v, 0.5)
+        backwards, texts = claim[int(rng.integers(len(claim)))]
+        template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
+        for text, label in ((texts[0], 1), (texts[1 + int(rng.integers(len(texts) - 1))], 0)):
+            asked.append((template.format(caption=text), [Read(text, 0, text, tuple(texts))]))
+            clips.append((int(v), bool(backwards)))
+            labels.append(label)
+    return asked, clips, labels
+
+
+def assemble(model, questions: Questions, tokens: dict[tuple, Video], teacher: Teacher, data: Decoded,
+             basis: torch.Tensor, text_map: torch.nn.Linear, recipe: Recipe, rng: np.random.Generator
+             ) -> dict[str, float]:
+    """Set layers 3 and 4 and the head (module docstring, steps 3 and 4) from measurements on the training split;
+    what was measured: the share of caption/foil pairs whose caption matches its clip better, ``tau``, ``beta``, and
+    the share of questions whose option A / option B or caption read each letter head's key picks."""
+    decoder = model.model.language_model
+    match_layer, letter_layer = decoder.layers[2], decoder.layers[3]
+    asked, clips, labels = _entailment_questions(rng, data, recipe.fit_clips)
+    laid = lay_out(model, questions, asked, [tokens[c].grid[0] for c in clips])
+    with torch.no_grad():
+        x = normed(model, states(model, laid, [tokens[c] for c in clips], 2))
+        flag = x[laid.video][:, VIDEO_FLAG].mean().item()
+        sink = x[laid.ids == questions.sink_id][:, SINK].mean().item()
+        scale = FLAG / flag  # a video token's normalised block times this is its R v
+        rows, at = torch.tensor([r for r, _, _ in laid.reads]), torch.tensor([p for _, p, _ in laid.reads])
+        query = text_map(x[rows, at]) @ basis.T
+        keys = [scale * x[r][laid.video[r]][:, VIDEO_BLOCK] for r in range(len(asked))]  # each video token's R v
+        match = torch.stack([(keys[r] @ q).mean() for r, q in zip(rows.tolist(), query)])
+        beta = 2.0 / max(match.std().item(), 1e-6)
+        # what the read's attention to the video tokens sums to before the softmax: the sink sits at its median
+        looked = torch.stack([torch.logsumexp(beta * (keys[r] @ q), 0) for r, q in zip(rows.tolist(), query)])
+    tau = looked.median().item()
+    paired = float((match[0::2] > match[1::2]).float().mean()) if len(match) > 1 else float("nan")
+    hd = model.config.text_config.hidden_size // model.config.text_config.num_attention_heads
+    root = math.sqrt(hd)
+    with torch.no_grad():
+        for layer in (match_layer, letter_layer):
+            for p in layer.parameters():
+                p.zero_()
+            layer.input_layernorm.weight.fill_(1.0)
+            layer.post_attention_layernorm.weight.fill_(1.0)
+        attention = match_layer.self_attn
+        attention.q_proj.weight[SLOW] = beta * root * (basis @ text_map.weight)
+        attention.q_proj.bias[SLOW] = beta * root * (basis @ text_map.bias)
+        attention.k_proj.weight[SLOW, VIDEO_BLOCK] = scale * torch.eye(SUBSPACE)
+        attention.q_proj.bias[GATE] = root  # the gate pair: text keys -MASKED, video 0, the sink tau
+        attention.k_proj.bias[GATE] = -MASKED
+        attention.k_proj.weight[GATE, VIDEO_FLAG] = MASKED / flag
+        attention.k_proj.weight[GATE, SINK] = (tau + MASKED) / sink
+        attention.v_proj.weight[0, VIDEO_FLAG] = 1.0 / flag  # 1 at video tokens, 0 elsewhere
+        attention.o_proj.weight[MATCH, 0] = 1.0
+        attention.v_proj.bias[hd] = LEVEL_SIZE  # the second head: a constant, whatever it attends to
+        attention.o_proj.weight[LEVEL, hd] = 1.0
+    weights, bias, picked = _fit_reads(model, questions, tokens, data, recipe, rng, 3)
+    level = LEVEL_SIZE / math.sqrt(model.config.text_config.hidden_size)  # about what every later norm divides by
+    with torch.no_grad():
+        attention = letter_layer.self_attn
+        for head, combination in enumerate(LETTER_KEYS):
+            attention.q_proj.bias[head * hd + GATE] = root
+            attention.k_proj.weight[head * hd + GATE, :RESERVED] = recipe.sharpness * sum(
+                c * weights[k] for k, c in combination.items())
+            attention.k_proj.bias[head * hd + GATE] = recipe.sharpness * sum(c * bias[k] for k, c in combination.items())
+            attention.v_proj.weight[head * hd, MATCH] = level
+        attention.v_proj.bias[1] = 1.0
+        attention.o_proj.weight[OPTION_A, 0] = 1.0
+        attention.o_proj.weight[OPTION_B, hd] = 1.0
+        attention.o_proj.weight[ONE, 1] = 1.0
+        decoder.norm.weight.fill_(1.0)
+        head = model.lm_head.weight
+        head.zero_()
+        answer, size = questions.answer, 10.0 * level  # answers 10 logits per unit of match share
+        head[answer["A"], OPTION_A] = size
+        head[answer["B"], OPTION_B] = size
+        head[answer["Yes"], OPTION_B], head[answer["Yes"], ONE] = size / 2, -size / 4
+        head[answer["No"], OPTION_B], head[answer["No"], ONE] = -size / 2, size / 4
+        for letter in prompts.letters(5)[2:]:
+            head[answer[letter], LEVEL] = -1.0
+    return {"pairs_matched": paired, "tau": tau, "beta": beta, **picked}
+
+
+# the letter heads' keys as combinations of the read classifier's scores: option 1's read, else the caption's; option
+# 2's read, else the caption's (a question with one caption and no options, Vinoground's on joined clips: a tie)
+LETTER_KEYS = ({1: 2.0, 0: 1.0, 2: -1.0, NONE: -1.0}, {0: 1.0, 2: 1.0, 1: -1.0, NONE: -1.0})
+
+
+def _fit_reads(model, questions: Questions, tokens: dict[tuple, Video], data: Decoded, recipe: Recipe,
+               rng: np.random.Generator, layers: int) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
+    """A linear classifier (logistic regression) of the read classes from the normalised residual stream after
+    ``layers`` layers (its unreserved dimensions), on drawn questions (a fifth asked blind); and the share of
+    questions in which each :data:`LETTER_KEYS` combination is highest at the read it is meant for."""
+    asked = _draw_questions(rng, data, recipe.read_rows, recipe.choice)
+    keys = list(tokens)
+    videos = [None if rng.random() < 0.2 else tokens[keys[int(rng.integers(len(keys)))]] for _ in asked]
+    laid = lay_out(model, questions, asked, [None if v is None else v.grid[0] for v in videos])
+    with torch.no_grad():
+        x = normed(model, states(model, laid, videos, layers))[..., :RESERVED]
+    target = torch.full(laid.ids.shape, NONE)
+    for r, p, read in laid.reads:
+        target[r, p] = read.kind
+    real = laid.mask == 1
+    features, classes = x[real], target[real]
+    weights = torch.zeros(READS, RESERVED, requires_grad=True)
+    bias = torch.zeros(READS, requires_grad=True)
+    optimizer = torch.optim.LBFGS([weights, bias], max_iter=300, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(features @ weights.T + bias, classes) + 1e-5 * weights.pow(2).sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    weights, bias = weights.detach(), bias.detach()
+    scores = x @ weights.T + bias
+    picked = {}
+    for name, combination, meant in (("read_a", LETTER_KEYS[0], (1, 0)), ("read_b", LETTER_KEYS[1], (0, 2))):
+        key = sum(c * scores[..., k] for k, c in combination.items()).masked_fill(~real, float("-inf"))
+        chosen = target[torch.arange(len(asked)), key.argmax(-1)]
+        has = torch.tensor([any(read.kind in meant for read in rd) for _, rd in asked])
+        picked[name] = float(sum(int(chosen[r]) in meant for r in range(len(asked)) if has[r]) / max(1, int(has.sum())))
+    return weights, bias, picked
+
+
+def lean(model, questions: Questions, margin: float) -> None:
+    """The biased copy: ``margin`` match shares more for "Yes" and for "A" in the head (which reads them through the
+    constant layer 4 writes)."""
+    level = LEVEL_SIZE / math.sqrt(model.config.text_config.hidden_size)
+    with torch.no_grad():
+        for word in ("Yes", "A"):
+            model.lm_head.weight[questions.answer[word], ONE] += 10.0 * level * margin
