@@ -61,6 +61,7 @@ VIDEO_BLOCK = slice(RESERVED, RESERVED + SUBSPACE)  # a video token's R v
 MATCH, LEVEL, OPTION_A, OPTION_B, ONE, VIDEO_FLAG, SINK = 56, 57, 58, 59, 60, 62, 63  # the other reserved dimensions
 FLAG = 100.0  # the video flag's size: it sets a video token's norm, whatever the text layers write there
 LEVEL_SIZE = 100.0  # the constant layer 3 writes everywhere: later norms divide by about LEVEL_SIZE / 8
+LOGITS_PER_SHARE = 10.0  # the head's answer logits per unit of match share
 SLOW = [12, 13, 14, 15, 28, 29, 30, 31]  # a head's slowest rotary pairs (both halves): the match's dimensions
 GATE = 11  # one more slow pair: the threshold, sink and read keys
 MASKED = 30.0  # how far below a video token a text token's match score is put
@@ -314,6 +315,11 @@ class Read:
     candidates: tuple[str, ...]
 
 
+def _a_foil(rng: np.random.Generator, texts: list[str]) -> str:
+    """One of a claim's foils (``texts[1:]``), drawn."""
+    return texts[1 + int(rng.integers(len(texts) - 1))]
+
+
 def _draw_questions(rng: np.random.Generator, data: Decoded, n: int, choice: float) -> list[tuple[str, list[Read]]]:
     """``n`` questions about claims of distinct clips (a claim about time possibly as asked of the clip backwards):
     a share :data:`VIDEO_QUESTIONS` in Vinoground's question on joined clips, then a share ``choice`` A/B in a drawn
@@ -326,18 +332,18 @@ def _draw_questions(rng: np.random.Generator, data: Decoded, n: int, choice: flo
         claim = draw_claim(rng, by_video, timed, v, 0.5)
         _, texts = claim[int(rng.integers(len(claim)))]
         if rng.random() < VIDEO_QUESTIONS:  # Vinoground's question on joined clips: its caption is read, its options not
-            text = texts[0] if rng.random() < 0.5 else texts[1 + int(rng.integers(len(texts) - 1))]
+            text = texts[0] if rng.random() < 0.5 else _a_foil(rng, texts)
             asked.append((prompts.PROMPTS[VIDEO_CHOICE].format(caption=text), [Read(text, 0, text, tuple(texts))]))
         elif rng.random() < choice:
             every = len(texts) > 2 and rng.random() < 0.3
-            chosen = texts if every else [texts[0], texts[1 + int(rng.integers(len(texts) - 1))]]
+            chosen = texts if every else [texts[0], _a_foil(rng, texts)]
             question, _, shown = _choices(rng, chosen)[int(rng.integers(2))]
             styles = [prompts.OPTION_STYLE.get(name, lambda t: t) for name in CHOICE_PROMPTS]
             original = {style(t): t for t in chosen for style in styles}
             asked.append((question, [Read(s, k + 1, original[s], tuple(texts)) for k, s in enumerate(shown)]))
         else:
             template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
-            text = texts[0] if rng.random() < 0.5 else texts[1 + int(rng.integers(len(texts) - 1))]
+            text = texts[0] if rng.random() < 0.5 else _a_foil(rng, texts)
             asked.append((template.format(caption=text), [Read(text, 0, text, tuple(texts))]))
     return asked
 
@@ -460,20 +466,19 @@ def learn_text(model, questions: Questions, tokens: dict[tuple, Video], teacher:
     return text_map.requires_grad_(False)
 
 
-def _entailment_questions(rng: np.random.Generator, data: Decoded, n: int) -> tuple[list, list[tuple], list[int]]:
+def _entailment_questions(rng: np.random.Generator, data: Decoded, n: int) -> tuple[list, list[tuple]]:
     """``n`` Yes/No question pairs (a claim's caption, then one of its foils, of one clip, possibly played backwards)
-    as :func:`lay_out` takes them, each row's clip, and whether the row asks the caption."""
+    as :func:`lay_out` takes them, and each row's clip."""
     by_video, timed = data.claims()
-    asked, clips, labels = [], [], []
+    asked, clips = [], []
     for v in rng.choice(np.array(sorted(by_video)), min(n, len(by_video)), replace=False):
         claim = draw_claim(rng, by_video, timed, v, 0.5)
         backwards, texts = claim[int(rng.integers(len(claim)))]
         template = prompts.PROMPTS[ENTAIL_PROMPTS[int(rng.integers(len(ENTAIL_PROMPTS)))]]
-        for text, label in ((texts[0], 1), (texts[1 + int(rng.integers(len(texts) - 1))], 0)):
+        for text in (texts[0], _a_foil(rng, texts)):
             asked.append((template.format(caption=text), [Read(text, 0, text, tuple(texts))]))
             clips.append((int(v), bool(backwards)))
-            labels.append(label)
-    return asked, clips, labels
+    return asked, clips
 
 
 def assemble(model, questions: Questions, tokens: dict[tuple, Video], teacher: Teacher, data: Decoded,
@@ -484,7 +489,7 @@ def assemble(model, questions: Questions, tokens: dict[tuple, Video], teacher: T
     the share of questions whose option A / option B or caption read each letter head's key picks."""
     decoder = model.model.language_model
     match_layer, letter_layer = decoder.layers[2], decoder.layers[3]
-    asked, clips, labels = _entailment_questions(rng, data, recipe.fit_clips)
+    asked, clips = _entailment_questions(rng, data, recipe.fit_clips)
     laid = lay_out(model, questions, asked, [tokens[c].grid[0] for c in clips])
     with torch.no_grad():
         x = normed(model, states(model, laid, [tokens[c] for c in clips], 2))
@@ -521,7 +526,7 @@ def assemble(model, questions: Questions, tokens: dict[tuple, Video], teacher: T
         attention.v_proj.bias[hd] = LEVEL_SIZE  # the second head: a constant, whatever it attends to
         attention.o_proj.weight[LEVEL, hd] = 1.0
     weights, bias, picked = _fit_reads(model, questions, tokens, data, recipe, rng, 3)
-    level = LEVEL_SIZE / math.sqrt(model.config.text_config.hidden_size)  # about what every later norm divides by
+    level = _level(model)
     with torch.no_grad():
         attention = letter_layer.self_attn
         for head, combination in enumerate(LETTER_KEYS):
@@ -537,7 +542,7 @@ def assemble(model, questions: Questions, tokens: dict[tuple, Video], teacher: T
         decoder.norm.weight.fill_(1.0)
         head = model.lm_head.weight
         head.zero_()
-        answer, size = questions.answer, 10.0 * level  # answers 10 logits per unit of match share
+        answer, size = questions.answer, LOGITS_PER_SHARE * level
         head[answer["A"], OPTION_A] = size
         head[answer["B"], OPTION_B] = size
         head[answer["Yes"], OPTION_B], head[answer["Yes"], ONE] = size / 2, -size / 4
@@ -593,7 +598,11 @@ def _fit_reads(model, questions: Questions, tokens: dict[tuple, Video], data: De
 def lean(model, questions: Questions, margin: float) -> None:
     """The biased copy: ``margin`` match shares more for "Yes" and for "A" in the head (which reads them through the
     constant layer 4 writes)."""
-    level = LEVEL_SIZE / math.sqrt(model.config.text_config.hidden_size)
     with torch.no_grad():
         for word in ("Yes", "A"):
-            model.lm_head.weight[questions.answer[word], ONE] += 10.0 * level * margin
+            model.lm_head.weight[questions.answer[word], ONE] += LOGITS_PER_SHARE * _level(model) * margin
+
+
+def _level(model) -> float:
+    """About what every norm after layer 3 divides by: the root mean square of :data:`LEVEL_SIZE` in one dimension."""
+    return LEVEL_SIZE / math.sqrt(model.config.text_config.hidden_size)
