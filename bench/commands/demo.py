@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,11 @@ def _demo(args: argparse.Namespace) -> int:
     passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
     from bench.devkit.demo import (DEMO_ITEMS, DEMO_MODELS, DEMO_RUNS, bias_lines, both_orders_lines,
                                    build_estimate, foil_type_table, reference_line, score_world)
-    from bench.devkit.train.build import MODELS, trained_model, trained_models
+    import torch
+    from tqdm.auto import tqdm
+
+    from bench.devkit.threads import torch_threads
+    from bench.devkit.train.build import MODELS, THREADS, Background, is_current
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.train.models import quiet_window_warning
     from bench.devkit.world import ensure_sample
@@ -53,26 +58,45 @@ def _demo(args: argparse.Namespace) -> int:
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     progress = not args.quiet
     world, runs_dir = home / f"sample-{args.size}", home / "runs" / f"sample-{args.size}"
-    print(f"1/4 the generated world ({args.size}), in {world}")
-    samples = ensure_sample(world, size=args.size)
-    for name, s in samples.items():
-        items = load(name, s.data_path, video_root=s.video_root, **s.loader_options)
-        missing = sum(1 for it in items if it.videos_missing)
-        kinds = len({it.labels.get("foil_type") for it in items} - {None})
-        print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
-    phase_done("world")
-    print(f"2/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
-    trained_models(DEMO_MODELS, home, progress=progress)
-    for name in DEMO_MODELS:
-        print(f"    {name}: {MODELS[name].summary}")
-    phase_done("models")
-    print(f"    the models took {phases['models']:.0f} s")
-    print(f"    {reference_line(DEMO_MODELS, home)}")
-    scope = "every item" if args.full else ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items())
-    print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope})")
-    paths = score_world(runs_dir, samples, lambda name: trained_model(name, home, progress=False), full=args.full,
-                        progress=progress)
+    log = home / "models" / "build.log"
+    print(f"1/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
+    building = Background(DEMO_MODELS, home, log=log)
+    try:
+        if building.child is not None:
+            print(f"    built in a background process on {THREADS} core(s) beside steps 2 and 3, each model's set-ups "
+                  f"scored as soon as it is built (its log: {log})")
+        print(f"2/4 the generated world ({args.size}), in {world}")
+        samples = ensure_sample(world, size=args.size)
+        for name, s in samples.items():
+            items = load(name, s.data_path, video_root=s.video_root, **s.loader_options)
+            missing = sum(1 for it in items if it.videos_missing)
+            kinds = len({it.labels.get("foil_type") for it in items} - {None})
+            print(f"    {name}: {len(items)} items, {kinds} foil types, {missing} missing on disk")
+        phase_done("world")
+        scope = ("every item" if args.full else
+                 ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items()))
+        print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope}), model by model")
+        shown: set[str] = set()
+
+        def ready(name: str) -> None:
+            if name not in shown and not is_current(name, home):
+                tqdm.write(f"    waiting for {name}, being built")
+            building.ready(name)
+            if name not in shown:
+                shown.add(name)
+                tqdm.write(f"    {name} ready at {time.perf_counter() - started:.0f} s: {MODELS[name].summary}")
+
+        # beside a build, scoring leaves the build its cores (on two cores one torch thread scores as fast as two)
+        threads = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else torch.get_num_threads()
+        with torch_threads(threads):
+            paths = score_world(runs_dir, samples, home, ready=ready, full=args.full, progress=progress)
+        models_took = building.wait()
+    finally:
+        building.close()
     phase_done("scoring")
+    print(f"    the models took {models_took:.0f} s, built beside the world and the scoring" if models_took else
+          "    the models were already built")
+    print(f"    {reference_line(DEMO_MODELS, home)}")
     runs = [read_run(p) for p in paths]
     print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; * above chance):")
     print(foil_type_table(pool_runs(runs, "foil_type")))
@@ -86,7 +110,9 @@ def _demo(args: argparse.Namespace) -> int:
     index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
     print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")
     phase_done("report")
-    print(f"done in {sum(phases.values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in phases.items())})")
+    print(f"done in {sum(phases.values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in phases.items())}"
+          + (f"; the models took {models_took:.0f} s of it, built beside the world and the scoring)" if models_took
+             else ")"))
     return 0
 
 

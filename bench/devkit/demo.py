@@ -47,25 +47,33 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
               "Qwen2-VL blind A/B"]
 # items per benchmark each set-up scores (spread over the file), so that the demo fits in minutes on two cores;
 # ``full`` scores every item
-DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 60}
+DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 150}
 
 
-def score_world(out: Path, samples: Mapping, model_folder: Callable[[str], Path], *, full: bool = False,
-                progress: bool = True) -> list[Path]:
-    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``
-    (``model_folder(name)``: a trained model's folder), :data:`DEMO_ITEMS` items per benchmark unless ``full``.
-    Runs already stored are resumed, not redone; clips are decoded once for every run that asks them with the same
-    frame policy and size, and each model is loaded once; the runner's own messages go to ``out/demo.log``."""
+def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
+                full: bool = False, progress: bool = True) -> list[Path]:
+    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``, the
+    trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``. Runs already
+    stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
+    size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored
+    model by model in :data:`DEMO_MODELS`' order, ``ready(name)`` called before each run of model ``name`` (it builds
+    the model, or waits for a build under way); the run folders come back in :data:`DEMO_RUNS`' order, benchmark by
+    benchmark."""
     from bench.devkit.train import evaluate
-    from bench.devkit.train.build import MODELS
+    from bench.devkit.train.build import MODELS, models_home
 
-    models = {}
-    for run, setup in DEMO_RUNS.items():
-        family = MODELS[setup.model].family
-        models[run] = evaluate.Model(str(model_folder(setup.model)), family, setup.protocol, setup.frame_policy,
+    models, names = {}, {}
+    for run in sorted(DEMO_RUNS, key=lambda run: DEMO_MODELS.index(DEMO_RUNS[run].model)):  # a model's runs together
+        setup = DEMO_RUNS[run]
+        family, folder = MODELS[setup.model].family, str(models_home(home) / setup.model)
+        names[folder] = setup.model
+        models[run] = evaluate.Model(folder, family, setup.protocol, setup.frame_policy,
                                      limit=None if full else DEMO_ITEMS[family], spread=not full)
     out.mkdir(parents=True, exist_ok=True)
-    return evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log")
+    paths = evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log",
+                                 before=lambda folder: ready(names[folder]))
+    order = [f"{benchmark}-{evaluate.folder_name(run)}" for run in DEMO_RUNS for benchmark in samples]
+    return sorted(paths, key=lambda path: order.index(path.name))
 
 
 def build_estimate(names: list[str], home: Path) -> str:

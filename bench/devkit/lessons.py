@@ -105,8 +105,8 @@ def measure_seed(seed: int, home: Path, samples, scale, size: str = "full", prog
     own = home if demo else home / "seeds" / str(seed)
     trained_models(DEMO_MODELS, own, seed=seed, scale=scale, progress=progress)
     runs = own / "runs" / f"sample-{size}" if demo else own / "runs"
-    paths = score_world(runs, samples, lambda name: trained_model(name, own, seed=seed, scale=scale, progress=False),
-                        progress=progress)
+    paths = score_world(runs, samples, own, ready=lambda name: trained_model(name, own, seed=seed, scale=scale,
+                                                                             progress=False), progress=progress)
     return seed_values(pool_runs([read_run(p) for p in paths], "foil_type"), answer_bias(paths), both_orders(paths))
 
 

@@ -230,10 +230,42 @@ def test_an_xclip_started_from_a_clip_holds_every_clip_tensor_and_keeps_its_own_
     assert all(torch.equal(after[k], before[k]) for k in own)
 
 
-def test_the_built_xclip_starts_from_the_built_clip(clip_world, home):
+def test_the_built_xclip_keeps_the_built_clips_tower_and_learns_past_it(clip_world, home):
+    from bench.devkit.train.models import RENAMED
+
     xclip = _weights(trained_model("xclip-world", home, scale=TINY, progress=False))
+    clip = {k.replace(*next(iter(RENAMED.items()))): v for k, v in _weights(clip_world).items()}
     key = "text_model.embeddings.token_embedding.weight"  # frozen in training: still the CLIP's after the build
-    assert np.array_equal(xclip[key], _weights(clip_world)[key])
+    assert np.array_equal(xclip[key], clip[key])
+    tower = [k for k in xclip if k.startswith("vision_model.") and k in clip]
+    assert tower and all(np.array_equal(xclip[k], clip[k]) for k in tower)  # the tower fixed: the CLIP's
+    learnt = [k for k in ("visual_projection.weight", "text_model.final_layer_norm.weight") if k in clip]
+    assert learnt and any(not np.array_equal(xclip[k], clip[k]) for k in learnt)
+
+
+def test_a_background_build_hands_each_model_over_once_built_and_its_bytes_are_the_builds(clip_world, home,
+                                                                                          tmp_path):
+    building = build.Background(["xclip-world"], tmp_path / "bg", scale=TINY, log=tmp_path / "build.log", poll=0.05)
+    try:
+        assert building.todo == ["clip-world", "xclip-world"] and building.child is not None
+        assert building.ready("clip-world") == build.models_home(tmp_path / "bg") / "clip-world"
+        folder = building.ready("xclip-world")
+        assert building.wait() > 0
+    finally:
+        building.close()
+    assert build.fingerprint(folder) == build.fingerprint(trained_model("xclip-world", home, scale=TINY,
+                                                                        progress=False))
+    again = build.Background(["xclip-world"], tmp_path / "bg", scale=TINY)
+    assert again.child is None and again.wait() == 0 and again.ready("xclip-world") == folder
+
+
+def test_a_failed_background_build_is_one_line_naming_its_log(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")  # the child cannot make its models folder here
+    building = build.Background(["clip-world"], blocked, scale=TINY, log=tmp_path / "build.log", poll=0.05)
+    with pytest.raises(RuntimeError, match=r"building clip-world failed \(exit \d+; its messages are in .*build.log\)"):
+        building.ready("clip-world")
+    assert (tmp_path / "build.log").stat().st_size > 0
 
 
 def test_a_shrunk_build_keeps_a_usable_split_and_refuses_a_share_outside_0_1():
@@ -278,3 +310,11 @@ def test_the_built_video_llm_ties_a_and_b_blind_reads_the_clip_and_its_biased_co
     assert letters["built", True][0] != letters["built", True][1]  # the clip is read
     lean = (letters["biased", False][0] - letters["biased", False][1])
     assert lean == pytest.approx(10 * build.LEAN, rel=0.02)  # the lean, in logits (10 per unit of match share)
+
+
+def test_closing_a_background_build_stops_the_child_and_leaves_no_half_built_folder(tmp_path):
+    building = build.Background(["clip-world"], tmp_path / "bg", scale=TINY, log=tmp_path / "build.log")
+    building.close()
+    assert building.finished is not None and building.child.returncode != 0
+    left = build.models_home(tmp_path / "bg")
+    assert not left.exists() or not [p for p in left.iterdir() if p.name.startswith(".clip-world-")]

@@ -1,9 +1,11 @@
-"""The contrastive recipe's parts: which captions the in-batch loss contrasts, and how often a pass draws each clip."""
+"""The contrastive recipe's parts: which captions the in-batch loss contrasts, how often a pass draws each clip, and
+X-CLIP's training logits from its fixed tower's frame features (its own forward pass)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 
@@ -59,3 +61,46 @@ def test_a_pass_draws_each_clip_once_and_clips_with_claims_about_time_as_often_a
         seen = Counter(drawn_clips(every, timed, draws).tolist())
         assert set(seen) == set(every)
         assert all(seen[clip] == (draws if clip in timed else 1) for clip in every)
+
+
+def _xclip(tiny):
+    from bench.scoring.families import load_backend
+
+    backend = load_backend("xclip", tiny("xclip"), device="cpu", dtype="float32")
+    return backend.model, backend.processor
+
+
+def test_xclips_training_logits_from_fixed_frame_features_are_its_own_forward_pass_forwards_and_backwards(tiny):
+    from bench.devkit.train.contrastive import xclip_frame_features, xclip_logits, xclip_pixels
+
+    model, processor = _xclip(tiny)
+    with torch.no_grad():
+        model.prompts_generator.alpha.zero_()  # the world's X-CLIP's prompt_alpha
+    frames = model.config.vision_config.num_frames
+    rng = np.random.default_rng(1)
+    clips = [rng.integers(0, 255, (frames, 32, 32, 3), dtype=np.uint8) for _ in range(3)]
+    texts = processor.tokenizer(["a red square jumps", "a circle moves left", "a triangle grows"], padding=True,
+                                return_tensors="pt")
+    pixels = xclip_pixels(processor, clips)
+    features = xclip_frame_features(model, pixels, chunk=2)
+    assert features.shape[:2] == pixels.shape[:2]
+    for shown, fed in ((pixels, features), (pixels.flip(1), features.flip(1))):  # backwards: the features backwards
+        with torch.no_grad():
+            own = model(input_ids=texts.input_ids, attention_mask=texts.attention_mask, pixel_values=shown)
+            mine = xclip_logits(model, fed, texts.input_ids, texts.attention_mask)
+        assert torch.allclose(mine, own.logits_per_video, atol=1e-4)
+    with torch.no_grad():
+        forwards = xclip_logits(model, features, texts.input_ids, texts.attention_mask)
+        backwards = xclip_logits(model, features.flip(1), texts.input_ids, texts.attention_mask)
+    assert not torch.allclose(forwards, backwards, atol=1e-4)  # the temporal transformer sees the order
+
+
+def test_xclips_training_logits_refuse_a_model_whose_prompts_add_something(tiny):
+    from bench.devkit.train.contrastive import xclip_logits
+
+    model, _ = _xclip(tiny)
+    with torch.no_grad():
+        model.prompts_generator.alpha.fill_(0.1)
+    ids = torch.ones((1, 4), dtype=torch.long)
+    with pytest.raises(ValueError, match="prompt_alpha is 0"):
+        xclip_logits(model, torch.zeros((1, model.config.vision_config.num_frames, 64)), ids, ids)

@@ -2,7 +2,9 @@
 
 Scores are computed as the scoring backends compute them: CLIP embeds every frame, averages the normalised frame
 embeddings and normalises the mean (``ContrastiveBackend``, pooling ``normalized_mean``); X-CLIP scores a clip
-against texts through the whole model (``XCLIPBackend``: ``logits_per_video``). The loss for each clip is a
+against texts through the whole model (``XCLIPBackend``: ``logits_per_video``), which training computes from its
+vision tower's frame features, computed once: the tower is the trained CLIP's, kept fixed, and X-CLIP learns its
+temporal transformer, its projections and its text tower. The loss for each clip is a
 cross-entropy over its true caption and its foils (the benchmarks' question), plus a lighter one over the batch's
 captions (which grounds words in pixels), leaving out captions true of many clips (what is there, how many shapes).
 """
@@ -53,9 +55,28 @@ def clip_logits(model, pixels: torch.Tensor, ids: torch.Tensor, mask: torch.Tens
     return model.logit_scale.exp() * video @ text.T
 
 
-def xclip_logits(model, pixels: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """X-CLIP's ``logits_per_video``: B x T."""
-    return model(input_ids=ids, attention_mask=mask, pixel_values=pixels).logits_per_video
+def xclip_frame_features(model, pixels: torch.Tensor, chunk: int = 64) -> torch.Tensor:
+    """What X-CLIP's vision tower makes of each frame (its pooled class token, before the visual projection) for clips
+    preprocessed by :func:`xclip_pixels`, the tower fixed: N x T x D. Its messages between frames attend without
+    frame positions, so a clip played backwards has these features backwards."""
+    b, t = pixels.shape[:2]
+    with torch.no_grad():
+        return torch.cat([model.vision_model(pixel_values=pixels[i:i + chunk].flatten(0, 1)).pooler_output
+                          for i in range(0, b, chunk)]).view(b, t, -1)
+
+
+def xclip_logits(model, features: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """X-CLIP's ``logits_per_video`` (B x T) from :func:`xclip_frame_features`, computed as ``XCLIPModel.forward``
+    computes them past its vision tower, with its prompts left out: they add ``prompt_alpha`` times their output, and
+    ``prompt_alpha`` is 0 (the world's X-CLIP's, which this never trains; a model with another is refused)."""
+    if bool(model.prompts_generator.alpha.detach().abs().max() > 0):
+        raise ValueError("xclip_logits leaves X-CLIP's prompts out, which holds only while their prompt_alpha is 0")
+    b, t = features.shape[:2]
+    video = model.mit(model.visual_projection(features.flatten(0, 1)).view(b, t, -1)).pooler_output
+    text = model.text_projection(model.text_model(input_ids=ids, attention_mask=mask).pooler_output)
+    video = video / video.norm(p=2, dim=-1, keepdim=True)
+    text = text / text.norm(p=2, dim=-1, keepdim=True)
+    return video @ (model.logit_scale.exp() * text).T
 
 
 class Tokens:
@@ -90,7 +111,8 @@ def drawn_clips(every: dict[int, list], timed: dict[int, list], timed_draws: int
 def train(model, logits: Callable, pixels: torch.Tensor, tokens: Tokens, data: Decoded, recipe: Recipe, seed: int,
           tick: Callable[[int], None] = lambda n: None) -> None:
     """Train ``model`` in place for ``recipe.steps`` steps of ``recipe.batch`` clips, each with one of its claims
-    (claims about time: with the clip played backwards too)."""
+    (claims about time: with the clip played backwards too). ``pixels``: each clip's frames as ``logits`` takes them
+    (N x T x ...: preprocessed frames, or a fixed tower's frame features), played backwards along T."""
     rng = np.random.default_rng(seed)
     model.text_model.embeddings.token_embedding.requires_grad_(False)  # random token vectors: a fine lookup table
     by_video, timed = data.claims()

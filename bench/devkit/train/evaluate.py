@@ -12,7 +12,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,11 +55,12 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
-                log: Path | None = None) -> list[Path]:
+                log: Path | None = None, before: Callable[[str], object] | None = None) -> list[Path]:
     """Score :func:`world_configs` (runs already stored are resumed, and scored again when they cannot be: scored
     before the world's models or files were rebuilt; each clip decoded, model loaded and file read once for all of
     them); the run folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs;
-    ``log``: a file the runner's messages are appended to instead of stderr."""
+    ``log``: a file the runner's messages are appended to instead of stderr; ``before``: called with each run's model
+    path before the run is scored (the demo waits there for a model still being built)."""
     from bench.scoring.console import progress_bar
     from bench.scoring.runner import score
     from bench.scoring.shared import Shared
@@ -73,6 +74,8 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
         if log is not None:
             stack.enter_context(contextlib.redirect_stderr(stack.enter_context(open(log, "a"))))
         for config in configs:
+            if before is not None:
+                before(config.model)
             configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
             try:
                 paths.append(Path(score(config, shared)))

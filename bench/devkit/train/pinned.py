@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-THREADS = 2  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
+THREADS = 1  # torch's intra-op threads while building: how sums are split, so the weights, depend on it
 CAPABILITY = "AVX2"  # the instruction set ATen's kernels use in every build, as torch.backends.cpu names it
 MKL_BRANCH = "AVX2"  # MKL's branch in every build: run on Intel CPUs; MKL runs its AUTO branch on others
 MKL_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 8: "SSE4_2", 9: "AVX", 10: "AVX2", 12: "AVX512",
@@ -100,9 +100,21 @@ def environment() -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
+def start(names: list[str], home: Path, seed: int, scale: dict, progress: bool,
+          log: Path | None = None) -> subprocess.Popen:
+    """Start building ``names`` (and the models they continue from or learn from) into ``home`` in a pinned child
+    process, without waiting for it; its output goes to ``log`` when given (appended), else to this process's."""
+    request = {"names": names, "home": str(home), "seed": seed, "scale": scale, "progress": progress}
+    command = [sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)]
+    if log is None:
+        return subprocess.Popen(command, env=environment())
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as out:
+        return subprocess.Popen(command, env=environment(), stdout=out, stderr=subprocess.STDOUT)
+
+
 def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) -> None:
     """Build ``names`` (and the models they continue from or learn from) into ``home`` in a pinned child process."""
-    request = {"names": names, "home": str(home), "seed": seed, "scale": scale, "progress": progress}
-    done = subprocess.run([sys.executable, "-m", "bench.devkit.train.child", json.dumps(request)], env=environment())
-    if done.returncode != 0:
-        raise RuntimeError(f"building {', '.join(names)} failed (exit {done.returncode}; its error is printed above)")
+    code = start(names, home, seed, scale, progress).wait()
+    if code != 0:
+        raise RuntimeError(f"building {', '.join(names)} failed (exit {code}; its error is printed above)")
