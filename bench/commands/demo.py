@@ -13,8 +13,8 @@ from bench.paths import data_home
 
 
 def run(args: argparse.Namespace) -> int:
-    """Generate the world, build the trained models, score, print the lesson and build the report; when
-    interrupted, say that running it again resumes."""
+    """Build the trained models in a background process while generating the world and scoring each model as soon
+    as it is built, print the lesson and build the report; when interrupted, say that running it again resumes."""
     try:
         return _demo(args)
     except KeyboardInterrupt:
@@ -63,8 +63,8 @@ def _demo(args: argparse.Namespace) -> int:
     building = Background(DEMO_MODELS, home, log=log)
     try:
         if building.child is not None:
-            print(f"    built in a background process on {THREADS} core(s) beside steps 2 and 3, each model's set-ups "
-                  f"scored as soon as it is built (its log: {log})")
+            print(f"    built in a background process (torch on {THREADS} thread{'' if THREADS == 1 else 's'}) beside "
+                  f"steps 2 and 3, each model's set-ups scored as soon as it is built (its log: {log})")
         print(f"2/4 the generated world ({args.size}), in {world}")
         samples = ensure_sample(world, size=args.size)
         for name, s in samples.items():
@@ -84,7 +84,8 @@ def _demo(args: argparse.Namespace) -> int:
             building.ready(name)
             if name not in shown:
                 shown.add(name)
-                tqdm.write(f"    {name} ready at {time.perf_counter() - started:.0f} s: {MODELS[name].summary}")
+                tqdm.write(f"    {name}, its set-ups scored from {time.perf_counter() - started:.0f} s: "
+                           f"{MODELS[name].summary}")
 
         # beside a build, scoring leaves the build its cores (on two cores one torch thread scores as fast as two)
         threads = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else torch.get_num_threads()
@@ -121,7 +122,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "demo", "the main job on the generated world, with trained models",
         "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
-        "part of it (first use only; the demo says how long the last build took), score them on every benchmark, "
+        "part of it (first use only, in a background process beside the world and the scoring; the demo says how long "
+        "the last build took), score them on every benchmark, "
         "print accuracy by foil type with intervals, the answer bias and A/B in both orders, and build the report of "
         "every paper's tables and figures.",
         "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")

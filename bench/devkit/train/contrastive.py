@@ -66,7 +66,7 @@ def xclip_frame_features(model, pixels: torch.Tensor, chunk: int = 64) -> torch.
 
 
 def xclip_logits(model, features: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """X-CLIP's ``logits_per_video`` (B x T) from :func:`xclip_frame_features`, computed as ``XCLIPModel.forward``
+    """X-CLIP's ``logits_per_video`` (clips x texts) from :func:`xclip_frame_features`, computed as ``XCLIPModel.forward``
     computes them past its vision tower, with its prompts left out: they add ``prompt_alpha`` times their output, and
     ``prompt_alpha`` is 0 (the world's X-CLIP's, which this never trains; a model with another is refused)."""
     if bool(model.prompts_generator.alpha.detach().abs().max() > 0):
