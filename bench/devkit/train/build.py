@@ -122,40 +122,46 @@ def trained_models(names: list[str], home: str | Path | None = None, *, seed: in
                    scale: Scale = FULL, progress: bool = True) -> dict[str, Path]:
     """:func:`trained_model` of each of ``names``; those to build (with the models they need) are built together in
     one pinned child process."""
-    unknown = [n for n in names if n not in MODELS]
-    if unknown:
-        raise ValueError(f"unknown trained model {unknown[0]!r}; choose one of {', '.join(MODELS)}")
+    _known(names)
     root = models_home(home)
     if pinned.inside():
         return {name: _ensure(name, root, seed, scale, progress) for name in names}
-
-    def stale() -> list[str]:
-        return [n for n in needed(names) if not _current(root / n, _stamp(n, seed, scale))]
-
-    if stale():
-        pinned.build(list(names), root.parent, seed, asdict(scale), progress)
-    left = stale()
+    building = Background(names, home, seed=seed, scale=scale, progress=progress)
+    try:
+        building.wait()
+    finally:
+        building.close()
+    left = _stale(needed(names), root, seed, scale)
     if left:
         raise RuntimeError(f"the build left {', '.join(left)} out of date in {root}")
     return {name: root / name for name in names}
 
 
+def _known(names: list[str]) -> None:
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown trained model {unknown[0]!r}; choose one of {', '.join(MODELS)}")
+
+
+def _stale(names: list[str], root: Path, seed: int, scale: Scale) -> list[str]:
+    """Those of ``names`` not built in ``root`` with this :data:`VERSION`, ``seed`` and ``scale``."""
+    return [n for n in names if not _current(root / n, _stamp(n, seed, scale))]
+
+
 class Background:
-    """The models ``names`` (with the models they need) built in a pinned child process while this one goes on: the
-    demo scores each model's set-ups as soon as that model is built. Nothing is started when all are current. The
-    child's output (its progress bars with ``progress``) goes to ``log``."""
+    """The models ``names`` (with the models they need) built in a pinned child process while this one goes on (the
+    demo scores each model's set-ups as soon as that model is built; :func:`trained_models` waits for it). Nothing is
+    started when all are current. The child's output (its progress bars with ``progress``) goes to ``log``, else to
+    this process's."""
 
     def __init__(self, names: list[str], home: str | Path | None = None, *, seed: int = DEFAULT_SEED,
                  scale: Scale = FULL, log: Path | None = None, progress: bool = False, poll: float = 0.25):
-        unknown = [n for n in names if n not in MODELS]
-        if unknown:
-            raise ValueError(f"unknown trained model {unknown[0]!r}; choose one of {', '.join(MODELS)}")
-        self.names, self.root, self.seed, self.scale, self.poll = list(names), models_home(home), seed, scale, poll
-        self.log = log
+        _known(names)
+        self.root, self.seed, self.scale, self.log, self.poll = models_home(home), seed, scale, log, poll
         self.started = time.perf_counter()
         self.finished: float | None = None
-        self.todo = [n for n in needed(names) if not is_current(n, self.root.parent, seed=seed, scale=scale)]
-        self.child = pinned.start(self.names, self.root.parent, seed, asdict(scale), progress, log) if self.todo \
+        self.todo = _stale(needed(names), self.root, seed, scale)
+        self.child = pinned.start(list(names), self.root.parent, seed, asdict(scale), progress, log) if self.todo \
             else None
         self._watch = threading.Thread(target=self._ended, daemon=True)
         if self.child is not None:
@@ -168,10 +174,10 @@ class Background:
     def ready(self, name: str) -> Path:
         """The folder of ``name`` once it is built (waiting for the child as long as it builds it); a one-line
         ``RuntimeError`` when the child ends without it."""
-        while not is_current(name, self.root.parent, seed=self.seed, scale=self.scale):
+        while _stale([name], self.root, self.seed, self.scale):
             if self.child is None or self.finished is not None:
                 self.wait()
-                if not is_current(name, self.root.parent, seed=self.seed, scale=self.scale):
+                if _stale([name], self.root, self.seed, self.scale):
                     raise RuntimeError(f"the build left {name} out of date in {self.root}")
             else:
                 time.sleep(self.poll)

@@ -1,4 +1,4 @@
-"""The pinned build's child process (started by :func:`bench.devkit.train.pinned.build` with the pinned environment):
+"""The pinned build's child process (started by :func:`bench.devkit.train.pinned.start` with the pinned environment):
 build the requested models here, oneDNN off, transformers' own bars (and its stale sliding-window warning) hidden as in
 the parent.
 

@@ -65,14 +65,20 @@ def xclip_frame_features(model, pixels: torch.Tensor, chunk: int = 64) -> torch.
                           for i in range(0, b, chunk)]).view(b, t, -1)
 
 
+def xclip_video(model, features: torch.Tensor) -> torch.Tensor:
+    """X-CLIP's video embeddings (before normalising) from frame features (N x T x D, the vision tower's pooled class
+    tokens): the visual projection, then the temporal transformer, as ``XCLIPModel`` computes them."""
+    b, t = features.shape[:2]
+    return model.mit(model.visual_projection(features.flatten(0, 1)).view(b, t, -1)).pooler_output
+
+
 def xclip_logits(model, features: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """X-CLIP's ``logits_per_video`` (clips x texts) from :func:`xclip_frame_features`, computed as ``XCLIPModel.forward``
     computes them past its vision tower, with its prompts left out: they add ``prompt_alpha`` times their output, and
     ``prompt_alpha`` is 0 (the world's X-CLIP's, which this never trains; a model with another is refused)."""
     if bool(model.prompts_generator.alpha.detach().abs().max() > 0):
         raise ValueError("xclip_logits leaves X-CLIP's prompts out, which holds only while their prompt_alpha is 0")
-    b, t = features.shape[:2]
-    video = model.mit(model.visual_projection(features.flatten(0, 1)).view(b, t, -1)).pooler_output
+    video = xclip_video(model, features)
     text = model.text_projection(model.text_model(input_ids=ids, attention_mask=mask).pooler_output)
     video = video / video.norm(p=2, dim=-1, keepdim=True)
     text = text / text.norm(p=2, dim=-1, keepdim=True)

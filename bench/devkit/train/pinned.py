@@ -111,10 +111,3 @@ def start(names: list[str], home: Path, seed: int, scale: dict, progress: bool,
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out:
         return subprocess.Popen(command, env=environment(), stdout=out, stderr=subprocess.STDOUT)
-
-
-def build(names: list[str], home: Path, seed: int, scale: dict, progress: bool) -> None:
-    """Build ``names`` (and the models they continue from or learn from) into ``home`` in a pinned child process."""
-    code = start(names, home, seed, scale, progress).wait()
-    if code != 0:
-        raise RuntimeError(f"building {', '.join(names)} failed (exit {code}; its error is printed above)")

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bench.devkit.train.contrastive import Tokens, xclip_pixels
+from bench.devkit.train.contrastive import Tokens, xclip_pixels, xclip_video
 
 
 class Teacher:
@@ -37,7 +37,7 @@ class Teacher:
         m = self.model
         b, t = pixels.shape[:2]
         out = m.vision_model(pixel_values=pixels.flatten(0, 1))
-        video = m.mit(m.visual_projection(out.pooler_output).view(b, t, -1)).pooler_output
+        video = xclip_video(m, out.pooler_output.view(b, t, -1))
         patches = m.prompts_visual_layernorm(out.last_hidden_state[:, 1:, :]) @ m.prompts_visual_projection
         return video, patches.view(b, t, -1, video.shape[-1]).mean(dim=1)
 
