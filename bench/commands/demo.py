@@ -39,7 +39,7 @@ def _demo(args: argparse.Namespace) -> int:
     from bench.devkit.world import ensure_sample
     from bench.loaders import load
     from bench.metrics.pooled import pool_runs
-    from bench.report.build import build_report
+    from bench.report.build import ReportBuilder
     from bench.scoring.console import quiet_library_bars
     from bench.store import read_run
 
@@ -61,12 +61,15 @@ def _demo(args: argparse.Namespace) -> int:
     log = home / "models" / "build.log"
     print(f"1/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
     building = Background(DEMO_MODELS, home, log=log)
+    report = ReportBuilder(home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
     try:
         if building.child is not None:
             print(f"    built in a background process (torch on {THREADS} thread{'' if THREADS == 1 else 's'}) beside "
                   f"steps 2 and 3, each model's set-ups scored as soon as it is built (its log: {log})")
         print(f"2/4 the generated world ({args.size}), in {world}")
-        samples = ensure_sample(world, size=args.size)
+        # beside a build, the world is written on the cores the build leaves
+        free = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else None
+        samples = ensure_sample(world, size=args.size, workers=free)
         for name, s in samples.items():
             items = load(name, s.data_path, video_root=s.video_root, **s.loader_options)
             missing = sum(1 for it in items if it.videos_missing)
@@ -75,7 +78,8 @@ def _demo(args: argparse.Namespace) -> int:
         phase_done("world")
         scope = ("every item" if args.full else
                  ", ".join(f"{n} items per benchmark for {f}" for f, n in DEMO_ITEMS.items()))
-        print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope}), model by model")
+        print(f"3/4 scoring {len(DEMO_RUNS)} set-ups on the 5 benchmarks ({scope}), model by model; each "
+              "benchmark's report notebook starts as soon as its runs are scored")
         shown: set[str] = set()
 
         def ready(name: str) -> None:
@@ -90,11 +94,16 @@ def _demo(args: argparse.Namespace) -> int:
         # beside a build, scoring leaves the build its cores (on two cores one torch thread scores as fast as two)
         threads = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else torch.get_num_threads()
         with torch_threads(threads):
-            paths = score_world(runs_dir, samples, home, ready=ready, full=args.full, progress=progress)
+            paths = score_world(runs_dir, samples, home, ready=ready, full=args.full, progress=progress,
+                                finished=report.start)
         models_took = building.wait()
+        phase_done("scoring")
+    except BaseException:
+        report.close()
+        raise
     finally:
         building.close()
-    phase_done("scoring")
+    early = report.done()  # the notebooks already run while the last set-ups scored
     print(f"    the models took {models_took:.0f} s, built beside the world and the scoring" if models_took else
           "    the models were already built")
     print(f"    {reference_line(DEMO_MODELS, home)}")
@@ -107,13 +116,18 @@ def _demo(args: argparse.Namespace) -> int:
     print("\n".join(both_orders_lines(both_orders(paths))))
     print(f"\nruns: {runs_dir}  (all of them: `foilbench metrics {runs_dir} --pool foil_type`; one: "
           "`foilbench metrics RUN --by foil_type`)")
-    print("4/4 the report of all five papers (papermill)")
-    index = build_report(paths, home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
+    print("4/4 the report of all five papers (papermill" + (f"; the notebooks of {', '.join(early)} ran beside the "
+                                                            "scoring)" if early else ")"))
+    try:
+        index = report.finish(paths)
+    finally:
+        report.close()
     print(f"report: open {index} in a browser; the explore notebook (notebooks/explore.ipynb) opens on these runs")
     phase_done("report")
+    beside = [f"the models took {models_took:.0f} s of it, built beside the world and the scoring"] * bool(models_took)
+    beside += [f"{len(early)} of the {len(report.pages)} report notebooks ran beside the scoring"] if early else []
     print(f"done in {sum(phases.values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in phases.items())}"
-          + (f"; the models took {models_took:.0f} s of it, built beside the world and the scoring)" if models_took
-             else ")"))
+          + "".join(f"; {b}" for b in beside) + ")")
     return 0
 
 

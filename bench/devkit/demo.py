@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -50,28 +50,56 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
 DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 150}
 
 
+def scoring_order(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
+    """(run, benchmark) of every set-up on every benchmark, in the order the demo scores them: model by model in
+    :data:`DEMO_MODELS`' order (a copy of a model, such as the biased Qwen2-VL, with the model it copies), and within
+    one model's set-ups benchmark by benchmark, so that a benchmark's runs are all stored as soon as the builds allow
+    and its report notebook can run while the other benchmarks score."""
+    from bench.devkit.train.build import MODELS
+
+    def stage(run: str) -> int:
+        model = DEMO_RUNS[run].model
+        return DEMO_MODELS.index(MODELS[model].base or model)
+
+    pairs = [(run, benchmark) for run in DEMO_RUNS for benchmark in benchmarks]
+    runs = list(DEMO_RUNS)
+    return sorted(pairs, key=lambda p: (stage(p[0]), list(benchmarks).index(p[1]), runs.index(p[0])))
+
+
 def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
-                full: bool = False, progress: bool = True) -> list[Path]:
+                full: bool = False, progress: bool = True,
+                finished: Callable[[str, list[Path]], object] = lambda benchmark, paths: None) -> list[Path]:
     """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``, the
     trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``. Runs already
     stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
-    size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored
-    model by model in :data:`DEMO_MODELS`' order, ``ready(name)`` called before each run of model ``name`` (it builds
-    the model, or waits for a build under way); the run folders come back in :data:`DEMO_RUNS`' order, benchmark by
-    benchmark."""
+    size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored in
+    :func:`scoring_order`, ``ready(name)`` called before each run of model ``name`` (it builds the model, or waits
+    for a build under way) and ``finished(benchmark, paths)`` once every run of a benchmark is stored; the run folders
+    come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
     from bench.devkit.train import evaluate
     from bench.devkit.train.build import MODELS, models_home
 
-    models, names = {}, {}
-    for run in sorted(DEMO_RUNS, key=lambda run: DEMO_MODELS.index(DEMO_RUNS[run].model)):  # a model's runs together
+    names, configs = {}, []
+    for run, benchmark in scoring_order(list(samples)):
         setup = DEMO_RUNS[run]
         family, folder = MODELS[setup.model].family, str(models_home(home) / setup.model)
         names[folder] = setup.model
-        models[run] = evaluate.Model(folder, family, setup.protocol, setup.frame_policy,
-                                     limit=None if full else DEMO_ITEMS[family], spread=not full)
+        model = evaluate.Model(folder, family, setup.protocol, setup.frame_policy,
+                               limit=None if full else DEMO_ITEMS[family], spread=not full)
+        configs += evaluate.world_configs({run: model}, samples, out, benchmarks=[benchmark])
+    left = {benchmark: sum(c.source.benchmark == benchmark for c in configs) for benchmark in samples}
+    stored: dict[str, list[Path]] = {}
+
+    def after(config, path: Path) -> None:
+        benchmark = config.source.benchmark
+        stored.setdefault(benchmark, []).append(path)
+        left[benchmark] -= 1
+        if not left[benchmark]:
+            finished(benchmark, stored[benchmark])
+
     out.mkdir(parents=True, exist_ok=True)
-    paths = evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log",
-                                 before=lambda folder: ready(names[folder]))
+    paths = evaluate.score_configs(configs, bar=progress, log=out / "demo.log",
+                                   before=lambda folder: ready(names[folder]), after=after)
     order = [f"{benchmark}-{evaluate.folder_name(run)}" for run in DEMO_RUNS for benchmark in samples]
     return sorted(paths, key=lambda path: order.index(path.name))
 

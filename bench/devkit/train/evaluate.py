@@ -56,19 +56,27 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
                 log: Path | None = None, before: Callable[[str], object] | None = None) -> list[Path]:
-    """Score :func:`world_configs` (runs already stored are resumed, and scored again when they cannot be: scored
-    before the world's models or files were rebuilt; each clip decoded, model loaded and file read once for all of
-    them); the run folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs;
-    ``log``: a file the runner's messages are appended to instead of stderr; ``before``: called with each run's model
-    path before the run is scored (the demo waits there for a model still being built)."""
+    """Score :func:`world_configs` with :func:`score_configs`; the run folders, in that order."""
+    return score_configs(world_configs(models, suite, out, benchmarks=benchmarks, progress=progress), bar=bar,
+                         log=log, before=before)
+
+
+def score_configs(configs: Sequence[ScoreConfig], *, bar: bool = False, log: Path | None = None,
+                  before: Callable[[str], object] | None = None,
+                  after: Callable[[ScoreConfig, Path], object] | None = None) -> list[Path]:
+    """Score ``configs`` one after another (runs already stored are resumed, and scored again when they cannot be:
+    scored before the world's models or files were rebuilt; each clip decoded, model loaded and file read once for all
+    of them); the run folders, in that order. ``bar``: one bar over the runs; ``log``: a file the runner's messages
+    are appended to instead of stderr; ``before``: called with each run's model path before the run is scored (the
+    demo waits there for a model still being built); ``after``: called with each run's config and folder once it is
+    stored."""
     from bench.scoring.console import progress_bar
     from bench.scoring.runner import score
     from bench.scoring.shared import Shared
     from bench.store import RunMismatch
 
     shared = Shared()
-    configs = progress_bar(iterable=world_configs(models, suite, out, benchmarks=benchmarks, progress=progress),
-                           desc="scoring", unit="run", disable=not bar)
+    configs = progress_bar(iterable=list(configs), desc="scoring", unit="run", disable=not bar)
     paths = []
     with contextlib.ExitStack() as stack:
         if log is not None:
@@ -83,6 +91,8 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 print(f"{stale}: scoring it again", file=sys.stderr)
                 shutil.rmtree(config.out)
                 paths.append(Path(score(config, shared)))
+            if after is not None:
+                after(config, paths[-1])
     return paths
 
 

@@ -107,16 +107,16 @@ def sample_home(size: str = "small") -> Path:
 
 
 def ensure_sample(out_dir: str | Path | None = None, *, size: str = "small", seed: int = 0,
-                  force: bool = False) -> dict[str, SampleSet]:
+                  force: bool = False, workers: int | None = None) -> dict[str, SampleSet]:
     """The suite of ``size`` at ``out_dir`` (default :func:`sample_home`), generated first if absent, outdated or of
-    another size or seed (always with ``force``)."""
+    another size or seed (always with ``force``), by ``workers`` processes (:func:`generate_sample`)."""
     out = Path(out_dir) if out_dir is not None else sample_home(size)
     if _current(out, size, seed) and not force:
         return _sets_at(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".sample-", dir=out.parent))
     try:
-        generate_sample(tmp / "suite", size, seed)
+        generate_sample(tmp / "suite", size, seed, workers)
         if out.exists():
             os.replace(out, tmp / "outdated")
         try:
