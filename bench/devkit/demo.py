@@ -11,6 +11,7 @@ papers is built from them.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -50,58 +51,107 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
 DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 150}
 
 
-def scoring_order(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
-    """(run, benchmark) of every set-up on every benchmark, in the order the demo scores them: model by model in
-    :data:`DEMO_MODELS`' order (a copy of a model, such as the biased Qwen2-VL, with the model it copies), and within
-    one model's set-ups benchmark by benchmark, so that a benchmark's runs are all stored as soon as the builds allow
-    and its report notebook can run while the other benchmarks score."""
+def _stage(run: str) -> int:
+    """When a set-up's model is built: its place in :data:`DEMO_MODELS` (a copy of a model, such as the biased
+    Qwen2-VL, with the model it copies)."""
     from bench.devkit.train.build import MODELS
 
-    def stage(run: str) -> int:
-        model = DEMO_RUNS[run].model
-        return DEMO_MODELS.index(MODELS[model].base or model)
+    model = DEMO_RUNS[run].model
+    return DEMO_MODELS.index(MODELS[model].base or model)
 
-    pairs = [(run, benchmark) for run in DEMO_RUNS for benchmark in benchmarks]
-    runs = list(DEMO_RUNS)
-    return sorted(pairs, key=lambda p: (stage(p[0]), list(benchmarks).index(p[1]), runs.index(p[0])))
+
+def scoring_order(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
+    """(run, benchmark) of every set-up on every benchmark, in the order the demo scores them: model by model in the
+    order they are built (:func:`_stage`), and within one model's set-ups benchmark by benchmark, so that a benchmark's
+    runs are all stored as soon as the builds allow and its report notebook can run while the others score."""
+    runs, benchmarks = list(DEMO_RUNS), list(benchmarks)
+    pairs = [(run, benchmark) for run in runs for benchmark in benchmarks]
+    return sorted(pairs, key=lambda p: (_stage(p[0]), benchmarks.index(p[1]), runs.index(p[0])))
+
+
+def demo_configs(out: Path, samples: Mapping, home: Path, *, full: bool = False) -> dict[tuple[str, str], object]:
+    """The run of each (run, benchmark) of :func:`scoring_order`, in that order: into ``out/<benchmark>-<run>``, the
+    trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``."""
+    from bench.devkit.train import evaluate
+    from bench.devkit.train.build import MODELS, models_home
+
+    configs = {}
+    for run, benchmark in scoring_order(list(samples)):
+        setup = DEMO_RUNS[run]
+        family = MODELS[setup.model].family
+        model = evaluate.Model(str(models_home(home) / setup.model), family, setup.protocol, setup.frame_policy,
+                               limit=None if full else DEMO_ITEMS[family], spread=not full)
+        configs[run, benchmark] = evaluate.world_configs({run: model}, samples, out, benchmarks=[benchmark])[0]
+    return configs
 
 
 def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
                 full: bool = False, progress: bool = True,
-                finished: Callable[[str, list[Path]], object] = lambda benchmark, paths: None) -> list[Path]:
-    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``, the
-    trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``. Runs already
+                finished: Callable[[str, list[Path]], object] = lambda benchmark, paths: None,
+                lane: tuple[Path, str] | None = None) -> list[Path]:
+    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up (:func:`demo_configs`). Runs already
     stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
     size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored in
     :func:`scoring_order`, ``ready(name)`` called before each run of model ``name`` (it builds the model, or waits
-    for a build under way) and ``finished(benchmark, paths)`` once every run of a benchmark is stored; the run folders
-    come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
+    for a build under way) and ``finished(benchmark, paths)`` once every run of a benchmark is stored. With ``lane``
+    (the world's folder and size), the last models' set-ups are shared, benchmark by benchmark, with a second process
+    (:class:`bench.devkit.lane.Lane`, started when they are reached), which scores on the core the build leaves when it
+    ends. The run folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
+    from bench.devkit.lane import Lane
     from bench.devkit.train import evaluate
-    from bench.devkit.train.build import MODELS, models_home
+    from bench.scoring.console import progress_bar
 
-    names, configs = {}, []
-    for run, benchmark in scoring_order(list(samples)):
-        setup = DEMO_RUNS[run]
-        family, folder = MODELS[setup.model].family, str(models_home(home) / setup.model)
-        names[folder] = setup.model
-        model = evaluate.Model(folder, family, setup.protocol, setup.frame_policy,
-                               limit=None if full else DEMO_ITEMS[family], spread=not full)
-        configs += evaluate.world_configs({run: model}, samples, out, benchmarks=[benchmark])
-    left = {benchmark: sum(c.source.benchmark == benchmark for c in configs) for benchmark in samples}
+    configs = demo_configs(out, samples, home, full=full)
+    names = {config.model: DEMO_RUNS[run].model for (run, _), config in configs.items()}
+    last = max(_stage(run) for run, _ in configs)
+    shared = sorted({run for run, _ in configs if _stage(run) == last}) if lane else []
+    queue = list(dict.fromkeys(benchmark for run, benchmark in configs if run in shared))  # taken from the front
+    left = {benchmark: sum(b == benchmark for _, b in configs) for benchmark in samples}
+    by_folder = {Path(config.out).resolve(): config for config in configs.values()}
     stored: dict[str, list[Path]] = {}
+    lock = threading.Lock()
+    helpers: list[Lane] = []
 
-    def after(config, path: Path) -> None:
+    def take() -> str | None:
+        with lock:
+            return queue.pop(0) if queue else None
+
+    def after(config, path: Path) -> None:  # a run of either process is stored
         benchmark = config.source.benchmark
-        stored.setdefault(benchmark, []).append(path)
-        left[benchmark] -= 1
-        if not left[benchmark]:
+        with lock:
+            stored.setdefault(benchmark, []).append(path)
+            left[benchmark] -= 1
+            complete = not left[benchmark]
+        if complete:
             finished(benchmark, stored[benchmark])
 
+    def theirs(path: Path) -> None:  # a run the second process stored
+        shown.update()
+        after(by_folder[path.resolve()], path)
+
+    def mine():
+        """This process's runs: every set-up but the shared ones, then the shared ones of the benchmarks it takes."""
+        yield from (c for (run, _), c in configs.items() if run not in shared)
+        if queue:
+            world, size = lane
+            request = {"out": str(out), "home": str(home), "world": str(world), "size": size, "full": full,
+                       "runs": shared}
+            helpers.append(Lane(request, take, theirs, out / "demo.log"))
+        while (benchmark := take()) is not None:
+            yield from (c for (run, b), c in configs.items() if run in shared and b == benchmark)
+
     out.mkdir(parents=True, exist_ok=True)
-    paths = evaluate.score_configs(configs, bar=progress, log=out / "demo.log",
+    with progress_bar(total=len(configs), desc="scoring", unit="run", disable=not progress) as shown:
+        try:
+            evaluate.score_configs(mine(), bar=shown, log=out / "demo.log",
                                    before=lambda folder: ready(names[folder]), after=after)
+            for helper in helpers:
+                helper.wait()
+        finally:
+            for helper in helpers:
+                helper.close()
     order = [f"{benchmark}-{evaluate.folder_name(run)}" for run in DEMO_RUNS for benchmark in samples]
-    return sorted(paths, key=lambda path: order.index(path.name))
+    return sorted((p for runs in stored.values() for p in runs), key=lambda path: order.index(path.name))
 
 
 def build_estimate(names: list[str], home: Path) -> str:

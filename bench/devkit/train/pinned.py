@@ -90,14 +90,18 @@ def built_with() -> dict:
             "env": {k: os.environ.get(k) for k in sorted(PINNED)}}
 
 
-def environment() -> dict[str, str]:
-    """The environment of a pinned child: this process's, with :data:`PINNED`, :data:`INSIDE` and this checkout's
-    ``bench`` first on the path (however the parent found it)."""
+def this_checkout() -> dict[str, str]:
+    """This process's environment with this checkout's ``bench`` first on the path (however this process found it):
+    what a child process of the demo starts with."""
     import bench
 
     root = str(Path(bench.__file__).resolve().parent.parent)
-    return {**os.environ, **PINNED, INSIDE: "1",
-            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def environment() -> dict[str, str]:
+    """The environment of a pinned child: :func:`this_checkout`'s, with :data:`PINNED` and :data:`INSIDE`."""
+    return {**this_checkout(), **PINNED, INSIDE: "1"}
 
 
 def start(names: list[str], home: Path, seed: int, scale: dict, progress: bool,
