@@ -95,7 +95,8 @@ def _demo(args: argparse.Namespace) -> int:
         threads = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else torch.get_num_threads()
         with torch_threads(threads):
             paths = score_world(runs_dir, samples, home, ready=ready, full=args.full, progress=progress,
-                                finished=report.start, lane=(world, args.size) if building.child is not None else None)
+                                finished=report.start, lane=(world, args.size) if building.child is not None else None,
+                                spare=lambda: report.allow(report.at_once + 1))
         models_took = building.wait()
         phase_done("scoring")
     except BaseException:

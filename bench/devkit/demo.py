@@ -12,6 +12,7 @@ papers is built from them.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -88,7 +89,7 @@ def demo_configs(out: Path, samples: Mapping, home: Path, *, full: bool = False)
 def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
                 full: bool = False, progress: bool = True,
                 finished: Callable[[str, list[Path]], object] = lambda benchmark, paths: None,
-                lane: tuple[Path, str] | None = None) -> list[Path]:
+                lane: tuple[Path, str] | None = None, spare: Callable[[], object] = lambda: None) -> list[Path]:
     """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up (:func:`demo_configs`). Runs already
     stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
     size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored in
@@ -96,7 +97,9 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     for a build under way) and ``finished(benchmark, paths)`` once every run of a benchmark is stored. With ``lane``
     (the world's folder and size), the last models' set-ups are shared, benchmark by benchmark, with a second process
     (:class:`bench.devkit.lane.Lane`, started when they are reached), which scores on the core the build leaves when it
-    ends. The run folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
+    ends: the benchmarks whose earlier set-ups cost this process the most CPU time are handed out first, so that the
+    two end close together, and ``spare()`` is called when this process has nothing left to score but the other
+    still scores. The run folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
     from bench.devkit.lane import Lane
     from bench.devkit.train import evaluate
     from bench.scoring.console import progress_bar
@@ -106,6 +109,8 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     last = max(_stage(run) for run, _ in configs)
     shared = sorted({run for run, _ in configs if _stage(run) == last}) if lane else []
     queue = list(dict.fromkeys(benchmark for run, benchmark in configs if run in shared))  # taken from the front
+    cost = dict.fromkeys(samples, 0.0)  # CPU seconds this process spent on each benchmark's runs
+    clock = [time.process_time()]
     left = {benchmark: sum(b == benchmark for _, b in configs) for benchmark in samples}
     by_folder = {Path(config.out).resolve(): config for config in configs.values()}
     stored: dict[str, list[Path]] = {}
@@ -125,6 +130,12 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
         if complete:
             finished(benchmark, stored[benchmark])
 
+    def ours(config, path: Path) -> None:  # a run this process stored
+        now = time.process_time()
+        cost[config.source.benchmark] += now - clock[0]
+        clock[0] = now
+        after(config, path)
+
     def theirs(path: Path) -> None:  # a run the second process stored
         shown.update()
         after(by_folder[path.resolve()], path)
@@ -132,6 +143,7 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     def mine():
         """This process's runs: every set-up but the shared ones, then the shared ones of the benchmarks it takes."""
         yield from (c for (run, _), c in configs.items() if run not in shared)
+        queue.sort(key=lambda benchmark: -cost[benchmark])  # the costliest first (stable: ties in order)
         if queue:
             world, size = lane
             request = {"out": str(out), "home": str(home), "world": str(world), "size": size, "full": full,
@@ -139,12 +151,14 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
             helpers.append(Lane(request, take, theirs, out / "demo.log"))
         while (benchmark := take()) is not None:
             yield from (c for (run, b), c in configs.items() if run in shared and b == benchmark)
+        if helpers:
+            spare()
 
     out.mkdir(parents=True, exist_ok=True)
     with progress_bar(total=len(configs), desc="scoring", unit="run", disable=not progress) as shown:
         try:
             evaluate.score_configs(mine(), bar=shown, log=out / "demo.log",
-                                   before=lambda folder: ready(names[folder]), after=after)
+                                   before=lambda folder: ready(names[folder]), after=ours)
             for helper in helpers:
                 helper.wait()
         finally:

@@ -203,8 +203,8 @@ def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: 
 class ReportBuilder:
     """A report whose paper notebooks can start before every run is scored: :meth:`start` runs a benchmark's notebook
     on that benchmark's runs (all of them, scored) while the caller goes on, ``early_jobs`` at a time (the cores the
-    caller leaves idle); :meth:`finish` runs the other notebooks, ``jobs`` at a time, and writes the index. The
-    arguments are :func:`build_report`'s, checked here before any notebook runs."""
+    caller leaves idle; :meth:`allow` raises it); :meth:`finish` runs the other notebooks, ``jobs`` at a time, and
+    writes the index. The arguments are :func:`build_report`'s, checked here before any notebook runs."""
 
     def __init__(self, out: str | Path, *, data: dict[str, str] | None = None, show_published: bool = True,
                  formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True,
@@ -222,8 +222,8 @@ class ReportBuilder:
         self.data = {k: str(Path(v).resolve()) for k, v in self.given.items()}
         self.settings = {"show_published": show_published, "formats": list(formats), "n_boot": n_boot}
         self.progress, self.pool_by = progress, list(pool_by)
-        self.early_jobs = max(1, min(early_jobs, self.jobs))
-        self._slots = threading.Semaphore(self.early_jobs)  # raised to ``jobs`` by finish
+        self.at_once = max(1, min(early_jobs, self.jobs))  # notebooks that may run at once now
+        self._slots = threading.Semaphore(self.at_once)
         self._pool = ThreadPoolExecutor(max_workers=self.jobs)
         self._started: dict[str, tuple[tuple[str, ...], Future]] = {}  # notebook -> (its runs, its future)
         self._began: float | None = None
@@ -237,6 +237,14 @@ class ReportBuilder:
         paths = tuple(sorted(str(Path(r).resolve()) for r in runs))
         self._started[benchmark] = (paths, self._pool.submit(self._run, benchmark, paths))
         return True
+
+    def allow(self, jobs: int) -> None:
+        """Let up to ``jobs`` notebooks run at once from now on (at most the builder's ``jobs``; never fewer than
+        before): the caller has left more cores idle."""
+        more = min(jobs, self.jobs) - self.at_once
+        for _ in range(max(0, more)):
+            self._slots.release()
+        self.at_once += max(0, more)
 
     def done(self) -> list[str]:
         """The notebooks that have run to their end so far, in the order they were started."""
@@ -272,9 +280,7 @@ class ReportBuilder:
                 if earlier is not None:
                     wait([earlier[1]])  # started on other runs: its outputs are written again, not beside it
                 self._started[name] = (paths, self._pool.submit(self._run, name, paths))
-        for _ in range(self.jobs - self.early_jobs):
-            self._slots.release()
-        self.early_jobs = self.jobs
+        self.allow(self.jobs)
         self.out.mkdir(parents=True, exist_ok=True)
         sections = run_sections(self.out, stored, self.pool_by)  # here, while the notebooks run
         futures = {self._started[name][1]: name for name in chosen}
