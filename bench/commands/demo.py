@@ -32,7 +32,7 @@ def _demo(args: argparse.Namespace) -> int:
     import torch
     from tqdm.auto import tqdm
 
-    from bench.devkit.threads import torch_threads
+    from bench.devkit.threads import CoresLeft, torch_threads
     from bench.devkit.train.build import MODELS, THREADS, Background, is_current
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.train.models import quiet_window_warning
@@ -60,12 +60,15 @@ def _demo(args: argparse.Namespace) -> int:
     world, runs_dir = home / f"sample-{args.size}", home / "runs" / f"sample-{args.size}"
     log = home / "models" / "build.log"
     print(f"1/4 the trained models, in {home / 'models'} ({build_estimate(DEMO_MODELS, home)})")
-    building = Background(DEMO_MODELS, home, log=log)
+    cores = CoresLeft(THREADS)  # while the build runs, this process keeps off the build's core
+    building = Background(DEMO_MODELS, home, log=log, ended=cores.give_back)
     report = ReportBuilder(home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
     try:
         if building.child is not None:
-            print(f"    built in a background process (torch on {THREADS} thread{'' if THREADS == 1 else 's'}) beside "
-                  f"steps 2 and 3, each model's set-ups scored as soon as it is built (its log: {log})")
+            left = cores.confine()
+            print(f"    built in a background process (torch on {THREADS} thread{'' if THREADS == 1 else 's'}"
+                  f"{'; this process keeps off a core for it' if left else ''}) beside steps 2 and 3, each model's "
+                  f"set-ups scored as soon as it is built (its log: {log})")
         print(f"2/4 the generated world ({args.size}), in {world}")
         # beside a build, the world is written on the cores the build leaves
         free = max(1, (os.cpu_count() or 1) - THREADS) if building.child is not None else None
@@ -104,6 +107,7 @@ def _demo(args: argparse.Namespace) -> int:
         raise
     finally:
         building.close()
+        cores.give_back()
     early = report.done()  # the notebooks already run while the last set-ups scored
     print(f"    the models took {models_took:.0f} s, built beside the world and the scoring" if models_took else
           "    the models were already built")

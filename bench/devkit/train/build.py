@@ -152,12 +152,14 @@ class Background:
     """The models ``names`` (with the models they need) built in a pinned child process while this one goes on (the
     demo scores each model's set-ups as soon as that model is built; :func:`trained_models` waits for it). Nothing is
     started when all are current. The child's output (its progress bars with ``progress``) goes to ``log``, else to
-    this process's."""
+    this process's; ``ended()`` is called when the child ends."""
 
     def __init__(self, names: list[str], home: str | Path | None = None, *, seed: int = DEFAULT_SEED,
-                 scale: Scale = FULL, log: Path | None = None, progress: bool = False, poll: float = 0.25):
+                 scale: Scale = FULL, log: Path | None = None, progress: bool = False, poll: float = 0.25,
+                 ended: Callable[[], object] = lambda: None):
         _known(names)
         self.root, self.seed, self.scale, self.log, self.poll = models_home(home), seed, scale, log, poll
+        self.ended = ended  # called (on a thread of its own) when the child ends
         self.started = time.perf_counter()
         self.finished: float | None = None
         self.todo = _stale(needed(names), self.root, seed, scale)
@@ -170,6 +172,7 @@ class Background:
     def _ended(self) -> None:
         self.child.wait()
         self.finished = time.perf_counter() - self.started
+        self.ended()
 
     def ready(self, name: str) -> Path:
         """The folder of ``name`` once it is built (waiting for the child as long as it builds it); a one-line
