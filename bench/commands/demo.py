@@ -14,7 +14,8 @@ from bench.paths import data_home
 
 def run(args: argparse.Namespace) -> int:
     """Build the trained models in a background process while generating the world and scoring each model as soon
-    as it is built, print the lesson and build the report; when interrupted, say that running it again resumes."""
+    as it is built (the last ones in two processes once the build ends), print the lesson and build the report (each
+    benchmark's notebook as soon as its runs are scored); when interrupted, say that running it again resumes."""
     try:
         return _demo(args)
     except KeyboardInterrupt:
@@ -142,9 +143,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "demo", "the main job on the generated world, with trained models",
         "Generate the world's five benchmarks (first use only), build small models trained offline on a disjoint "
         "part of it (first use only, in a background process beside the world and the scoring; the demo says how long "
-        "the last build took), score them on every benchmark, "
+        "the last build took), score them on every benchmark (once the build ends, in two processes), "
         "print accuracy by foil type with intervals, the answer bias and A/B in both orders, and build the report of "
-        "every paper's tables and figures.",
+        "every paper's tables and figures (each paper's notebook as soon as its benchmark's runs are scored).",
         "examples:\n  foilbench demo\n  foilbench demo --home /tmp/foilbench --quiet\n  foilbench demo --full")
     parser.add_argument("--home", help="data folder (default: $FOILBENCH_HOME, else foilbench-data in the checkout)")
     parser.add_argument("--size", default="full", choices=("small", "full"),

@@ -280,6 +280,7 @@ def _ensure(name: str, root: Path, seed: int, scale: Scale, progress: bool) -> P
             os.replace(tmp / "model", target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            pinned.release_memory()  # what this build held, before the next one builds
     return target
 
 
@@ -345,6 +346,7 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start
     recipe = spec.recipe.scaled(scale.steps)
     with torch_threads(THREADS):
         taught = teacher_view(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
+        pinned.release_memory()  # the teacher's inputs, before training holds its own
         with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar, \
                 patches_as_products(backend.model):
             fit = _TRAIN[spec.family](backend, data, recipe, seed, bar.update, taught)
