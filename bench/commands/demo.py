@@ -34,7 +34,7 @@ def _demo(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from bench.devkit.threads import CoresLeft, torch_threads
-    from bench.devkit.train.build import MODELS, THREADS, Background, is_current
+    from bench.devkit.train.build import MODELS, THREADS, Background, is_current, split_of
     from bench.devkit.train.evaluate import answer_bias, both_orders
     from bench.devkit.train.models import quiet_window_warning
     from bench.devkit.world import ensure_sample
@@ -66,6 +66,8 @@ def _demo(args: argparse.Namespace) -> int:
     report = ReportBuilder(home / "reports" / f"sample-{args.size}", progress=progress, pool_by=["foil_type"])
     try:
         if building.child is not None:
+            print("    their training split first, on every core")
+            split_of(home)  # the build's first need (its child waits for it meanwhile)
             left = cores.confine()
             print(f"    built in a background process (torch on {THREADS} thread{'' if THREADS == 1 else 's'}"
                   f"{'; this process keeps off a core for it' if left else ''}) beside steps 2 and 3, each model's "

@@ -293,13 +293,25 @@ def _current(target: Path, stamp: dict) -> bool:
     return found == stamp
 
 
+def split_of(home: str | Path | None = None, *, seed: int = DEFAULT_SEED, scale: Scale = FULL) -> Split:
+    """The training split the models of ``home`` are built on (:func:`_split`; the demo writes it on every core
+    before its build child needs it, and the child waits for it meanwhile)."""
+    return _split(models_home(home), seed, scale)
+
+
+def _split(root: Path, seed: int, scale: Scale) -> Split:
+    """The training split in the models folder ``root``, generated first when absent by one process per core (at most
+    4; a process asking for it meanwhile waits for it)."""
+    return training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed, min(4, os.cpu_count() or 1))
+
+
 _DECODED: dict[tuple, Decoded] = {}
 
 
 def training_data(root: Path, scale: Scale, seed: int, fit, progress: bool = True) -> Decoded:
     """The training split under ``root`` decoded to the frame size ``fit`` (a backend's
     :meth:`~bench.scoring.backends.base.Backend.frame_fit`), once per process."""
-    split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+    split = _split(root, seed, scale)
     key = (str(split.root), scale, seed, fit)
     if key not in _DECODED:
         with _bar(progress, len(_clips(split)), "decoding the training split", "clip") as bar:
@@ -332,7 +344,7 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start
         shutil.copytree(base, out)
         (out / STAMP).unlink()
     elif spec.family == "videollm":
-        split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+        split = _split(root, seed, scale)
         _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split)), FRAMES), out)
     else:
         tokenizer = clip_tokenizer(out / ".vocab")

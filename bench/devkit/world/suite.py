@@ -7,7 +7,6 @@ half-written suite, and regenerates it when :data:`VERSION`, the size or the see
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bench.devkit.world import benchmarks
-from bench.devkit.world.files import LABELS_FILE, SIZES
+from bench.devkit.world.files import LABELS_FILE, SIZES, worker_context
 from bench.paths import data_home
 
 VERSION = "9"  # bump whenever the generated files change
@@ -63,12 +62,6 @@ def _stamp(size: str, seed: int) -> str:
     return f"{VERSION} {size} {seed}"
 
 
-def _context():
-    """Forked workers where the platform has fork (they only render and encode: no model code runs in them), so a
-    script without a ``__main__`` guard works too."""
-    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-
-
 def _write(benchmark: str, folder: Path, size: str, seed: int) -> None:
     folder.mkdir()
     WRITERS[benchmark].write(folder, size, seed=seed)
@@ -89,7 +82,7 @@ def generate_sample(out_dir: str | Path, size: str = "small", seed: int = 0,
         for job in jobs:
             _write(*job)
     else:
-        with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+        with ProcessPoolExecutor(workers, mp_context=worker_context()) as pool:
             for done in [pool.submit(_write, *job) for job in jobs]:
                 done.result()
     (out / STAMP).write_text(_stamp(size, seed))
