@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from bench.config import ScoreConfig
+    from bench.devkit.train.evaluate import Model
 
 
 @dataclass(frozen=True)
@@ -70,20 +74,27 @@ def scoring_order(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: (_stage(p[0]), benchmarks.index(p[1]), runs.index(p[0])))
 
 
-def demo_configs(out: Path, samples: Mapping, home: Path, *, full: bool = False) -> dict[tuple[str, str], object]:
-    """The run of each (run, benchmark) of :func:`scoring_order`, in that order: into ``out/<benchmark>-<run>``, the
-    trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``."""
+def demo_model(run: str, home: Path, *, full: bool = False) -> Model:
+    """How the set-up ``run`` of :data:`DEMO_RUNS` is scored (:class:`bench.devkit.train.evaluate.Model`): its trained
+    model in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``."""
     from bench.devkit.train import evaluate
     from bench.devkit.train.build import MODELS, models_home
 
-    configs = {}
-    for run, benchmark in scoring_order(list(samples)):
-        setup = DEMO_RUNS[run]
-        family = MODELS[setup.model].family
-        model = evaluate.Model(str(models_home(home) / setup.model), family, setup.protocol, setup.frame_policy,
-                               limit=None if full else DEMO_ITEMS[family], spread=not full)
-        configs[run, benchmark] = evaluate.world_configs({run: model}, samples, out, benchmarks=[benchmark])[0]
-    return configs
+    setup = DEMO_RUNS[run]
+    family = MODELS[setup.model].family
+    return evaluate.Model(str(models_home(home) / setup.model), family, setup.protocol, setup.frame_policy,
+                          limit=None if full else DEMO_ITEMS[family], spread=not full)
+
+
+def demo_configs(out: Path, samples: Mapping, home: Path, *,
+                 full: bool = False) -> dict[tuple[str, str], ScoreConfig]:
+    """The run of each (run, benchmark) of :func:`scoring_order`, in that order, into ``out/<benchmark>-<run>``
+    (:func:`demo_model`)."""
+    from bench.devkit.train import evaluate
+
+    return {(run, benchmark): evaluate.world_configs({run: demo_model(run, home, full=full)}, samples, out,
+                                                     benchmarks=[benchmark])[0]
+            for run, benchmark in scoring_order(list(samples))}
 
 
 def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
@@ -107,7 +118,7 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     configs = demo_configs(out, samples, home, full=full)
     names = {config.model: DEMO_RUNS[run].model for (run, _), config in configs.items()}
     last = max(_stage(run) for run, _ in configs)
-    shared = sorted({run for run, _ in configs if _stage(run) == last}) if lane else []
+    shared = [run for run in DEMO_RUNS if _stage(run) == last] if lane else []  # in DEMO_RUNS' order
     queue = list(dict.fromkeys(benchmark for run, benchmark in configs if run in shared))  # taken from the front
     cost = dict.fromkeys(samples, 0.0)  # CPU seconds this process spent on each benchmark's runs
     clock = [time.process_time()]
@@ -146,8 +157,8 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
         queue.sort(key=lambda benchmark: -cost[benchmark])  # the costliest first (stable: ties in order)
         if queue:
             world, size = lane
-            request = {"out": str(out), "home": str(home), "world": str(world), "size": size, "full": full,
-                       "runs": shared}
+            request = {"out": str(out), "home": str(home), "world": str(world), "size": size,
+                       "models": {run: asdict(demo_model(run, home, full=full)) for run in shared}}
             helpers.append(Lane(request, take, theirs, out / "demo.log"))
         while (benchmark := take()) is not None:
             yield from (c for (run, b), c in configs.items() if run in shared and b == benchmark)

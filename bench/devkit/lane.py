@@ -1,15 +1,16 @@
 """A second scoring process for the demo: once the build ends, its core is free, and the demo's own process scores one
 set-up at a time on one core (the world's models are too small for a second torch thread to help, and Python runs one
 thread at a time). The demo hands this process whole benchmarks of its last models' set-ups, one at a time, as it
-asks for them (the set-ups named in ``runs``); it scores each on one torch thread, as the demo scores beside a build,
-so every run stores the scores the demo's own process would have stored.
+asks for them; it scores each on one torch thread, as the demo scores beside a build, so every run stores the scores
+the demo's own process would have stored.
 
-    python -m bench.devkit.lane '{"out": RUNS, "home": HOME, "world": WORLD, "size": "full", "full": false,
-                                  "runs": [RUN, ...]}'
+    python -m bench.devkit.lane '{"out": RUNS, "home": HOME, "world": WORLD, "size": "full",
+                                  "models": {RUN: {"path": ..., "family": ..., ...}, ...}}'
 
-It talks on its standard streams, one line each: it says ``ready``, is sent a benchmark (an empty line: nothing is
-left, it ends), waits for the models that benchmark's set-ups need, and says ``stored RUN`` for each run folder it
-stored, then ``ready`` again. The runner's messages are appended to ``RUNS/demo.log``, its own errors too.
+``models``: each set-up it may be handed, as :class:`bench.devkit.train.evaluate.Model` fields. It talks on its
+standard streams, one line each: it says ``ready``, is sent a benchmark (an empty line: nothing is left, it ends),
+waits for the models that benchmark's set-ups need, and says ``stored RUN`` for each run folder it stored, then
+``ready`` again. The runner's messages are appended to ``RUNS/demo.log``, its own errors too.
 """
 
 from __future__ import annotations
@@ -79,10 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     from bench.devkit.train.pinned import passive_waits
 
     passive_waits()  # before torch loads, as the demo
-    from bench.devkit.demo import demo_configs
     from bench.devkit.threads import torch_threads
     from bench.devkit.train.build import is_current
-    from bench.devkit.train.evaluate import score_configs
+    from bench.devkit.train.evaluate import Model, score_configs, world_configs
     from bench.devkit.train.models import quiet_window_warning
     from bench.devkit.world import ensure_sample
     from bench.scoring.console import quiet_library_bars
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     quiet_window_warning()
     home, out = Path(request["home"]), Path(request["out"])
     samples = ensure_sample(request["world"], size=request["size"])
-    configs = demo_configs(out, samples, home, full=request["full"])
+    models = {run: Model(**fields) for run, fields in request["models"].items()}
 
     def built(folder: str) -> None:  # a model folder is named after its model
         while not is_current(Path(folder).name, home):
@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
             benchmark = sys.stdin.readline().strip()
             if not benchmark:
                 return
-            mine = [c for (run, b), c in configs.items() if b == benchmark and run in request["runs"]]
-            score_configs(mine, log=out / "demo.log", before=built, after=lambda config, path: say(f"stored {path}"))
+            score_configs(world_configs(models, samples, out, benchmarks=[benchmark]), log=out / "demo.log",
+                          before=built, after=lambda config, path: say(f"stored {path}"))
 
 
 if __name__ == "__main__":
