@@ -11,6 +11,7 @@ papers is built from them.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -110,7 +111,8 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     (:class:`bench.devkit.lane.Lane`, started when they are reached), which scores on the core the build leaves when it
     ends: the benchmarks whose earlier set-ups cost this process the most CPU time are handed out first, so that the
     two end close together, and ``spare()`` is called when this process has nothing left to score but the other
-    still scores. The run folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
+    still scores; should the other fail, this process says so in one line on stderr and scores what it left. The run
+    folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
     from bench.devkit.lane import Lane
     from bench.devkit.train import evaluate
     from bench.scoring.console import progress_bar
@@ -125,8 +127,10 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
     left = {benchmark: sum(b == benchmark for _, b in configs) for benchmark in samples}
     by_folder = {Path(config.out).resolve(): config for config in configs.values()}
     stored: dict[str, list[Path]] = {}
+    done: set[Path] = set()  # the run folders stored, by either process
     lock = threading.Lock()
     helpers: list[Lane] = []
+    console = sys.stderr  # while scoring, the runner's messages go to the log instead
 
     def take() -> str | None:
         with lock:
@@ -136,6 +140,7 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
         benchmark = config.source.benchmark
         with lock:
             stored.setdefault(benchmark, []).append(path)
+            done.add(Path(config.out).resolve())
             left[benchmark] -= 1
             complete = not left[benchmark]
         if complete:
@@ -164,14 +169,16 @@ def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str
             yield from (c for (run, b), c in configs.items() if run in shared and b == benchmark)
         if helpers:
             spare()
+            failed = helpers[0].wait()
+            if failed:  # its share is scored here: what it stored is kept, a run it left half done resumes
+                print(f"{failed}: scoring its share here", file=console)
+                yield from (c for c in configs.values() if Path(c.out).resolve() not in done)
 
     out.mkdir(parents=True, exist_ok=True)
     with progress_bar(total=len(configs), desc="scoring", unit="run", disable=not progress) as shown:
         try:
             evaluate.score_configs(mine(), bar=shown, log=out / "demo.log",
                                    before=lambda folder: ready(names[folder]), after=ours)
-            for helper in helpers:
-                helper.wait()
         finally:
             for helper in helpers:
                 helper.close()

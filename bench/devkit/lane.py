@@ -56,13 +56,15 @@ class Lane:
                 except BrokenPipeError:
                     return
 
-    def wait(self) -> None:
-        """Wait for the process to end; a one-line ``RuntimeError`` when it failed."""
+    def wait(self) -> str | None:
+        """Wait for the process to end (every run it stored reported); None when it ended well, else one line saying
+        how it failed and where its messages are."""
         self._talk.join()
         code = self.process.wait()
-        if code != 0:
-            raise RuntimeError(f"the second scoring process failed (exit {code}, scoring {self.taken[-1:] or 'none'}; "
-                               f"its messages are in {self.log})")
+        if code == 0:
+            return None
+        scoring = f"while scoring {self.taken[-1]}" if self.taken else "before scoring"
+        return f"the second scoring process failed (exit {code}, {scoring}; its messages are in {self.log})"
 
     def close(self) -> None:
         """Stop the process if it still runs (what it stored is kept; a run cut short resumes next time)."""
@@ -91,8 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     quiet_library_bars()
     quiet_window_warning()
     home, out = Path(request["home"]), Path(request["out"])
-    samples = ensure_sample(request["world"], size=request["size"])
     models = {run: Model(**fields) for run, fields in request["models"].items()}
+    samples = ensure_sample(request["world"], size=request["size"])
 
     def built(folder: str) -> None:  # a model folder is named after its model
         while not is_current(Path(folder).name, home):
