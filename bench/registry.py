@@ -161,3 +161,20 @@ register(BenchmarkSpec(
                "answers": "bench.importers.common:import_answers"},
     item_score=("text", "text (A/B)"),
 ))
+register(BenchmarkSpec(
+    name="mvp", title="MVP", paper="Krojer et al., 2025",
+    loader="bench.loaders.mvp:load", metrics="bench.metrics.mvp",
+    prompts={"entail": "answer-yes-no", "choice": "mvp"},
+    published="mvp.csv", notebook="mvp.ipynb",
+    importers={"mvp": "bench.importers.mvp:import_mvp"},
+    item_score=("paired accuracy",),
+))
+register(BenchmarkSpec(
+    name="temporalbench", title="TemporalBench", paper="Cai et al., 2024",
+    loader="bench.loaders.temporalbench:load", metrics="bench.metrics.temporalbench",
+    prompts={"entail": "yes-no", "choice": "temporalbench"},
+    published="temporalbench.csv", notebook="temporalbench.ipynb",
+    importers={"temporalbench": "bench.importers.temporalbench:import_temporalbench",
+               "answers": "bench.importers.common:import_answers"},
+    item_score=("binary accuracy",),
+))

@@ -45,10 +45,13 @@ def _with_world(study, home):
 
     from bench.devkit.train.build import trained_model
     from bench.devkit.world import ensure_sample
+    from bench.devkit.world.suite import WRITERS
     from bench.study.plan import WORLD_MODEL, StudyError
 
-    if study.world:
-        ensure_sample(home / f"sample-{study.world}", size=study.world)
+    if study.world:  # the demo's world, and every other benchmark of the world the study reads from it
+        world = home / f"sample-{study.world}"
+        listed = [b.name for b in study.benchmarks if b.name in WRITERS and world in Path(b.source.data_path).parents]
+        ensure_sample(world, size=study.world, benchmarks=listed or None)
     missing = [(b.name, p) for b in study.benchmarks for p in (b.source.data_path, b.source.video_root)
                if p and not Path(p).exists()]
     if missing:

@@ -1,13 +1,15 @@
 """The benchmarks' published protocol prompts by name, and rendering of user templates.
 
 Entailment templates take ``{caption}``; two-option multiple-choice templates take ``{option_a}`` and ``{option_b}``;
-templates for any number of options take ``{options}`` (lines ``A. ...``). The text is sent as the user turn of the
-model's own chat template, with the video before it.
+templates for any number of options take ``{options}`` (lines ``A. ...``). Any other placeholder names an item label
+filled in from each item (``{question}``: MVP's question). The text is sent as the user turn of the model's own chat
+template, with the video before it.
 """
 
 from __future__ import annotations
 
 import string
+from typing import Any, Mapping
 
 PROMPTS: dict[str, str] = {
     # VELOCITI vidllm_eval.py (verbatim, trailing space included)
@@ -34,11 +36,23 @@ PROMPTS: dict[str, str] = {
     # VITATECS lmms_eval/tasks/vitatecs/utils.py: prompt + post_prompt (verbatim)
     "vitatecs-mc": ("Which of the following best describes the content of the video: \n(A) {option_a} \n(B) {option_b}"
                     "\nPlease response with a single letter (A or B):"),
+    # MVP tasks/mvp/utils.py mvp_doc_to_text L52-56 with the post_prompt of tasks/mvp/_default_template_yaml L5
+    # (verbatim; the pre_prompt is read but not used, L58)
+    "mvp": ("Question: {question}\nOption:\n(A) {option_a}\n(B) {option_b} \nEven when unsure, always answer with a "
+            "single letter from A or B, format exactly like: 'Answer: A/B'."),
+    # TemporalBench: the released questions (README L193), sent as they are (eval/llava-onevision.py L77)
+    "temporalbench": ("Which caption best describes this video?\nA. {option_a}\nB. {option_b}\nAnswer with the "
+                      "option's letter from the given choices directly."),
     # Ours, for benchmarks whose papers publish no generative prompt (ViLMA) and for more than two options
     "yes-no": "Does the following caption describe the video? Caption: {caption}\nAnswer with either Yes or No.",
     "choice": ("Which caption best describes the video?\n{options}\nAnswer with the option's letter from the given "
                "choices directly."),
+    # Ours, for questions with candidate answers (MVP): is one candidate the right answer?
+    "answer-yes-no": ("Question: {question}\nProposed answer: {caption}\nIs the proposed answer correct? Answer with "
+                      "either Yes or No."),
 }
+# The placeholders of the texts a question is about; any other placeholder names an item label.
+TEXT_FIELDS = frozenset({"caption", "option_a", "option_b", "options"})
 # Ours, where a benchmark names no prompt of its own (``BenchmarkSpec.prompts``).
 FALLBACK = {"entail": "yes-no", "choice": "choice"}
 # lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
@@ -50,6 +64,22 @@ def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
+def label_values(template: str, labels: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of a template's item-label placeholders (all but the caption and option ones) from an item's
+    ``labels``; a label the item lacks is a one-line error."""
+    wanted = fields(template) - TEXT_FIELDS
+    missing = sorted(w for w in wanted if labels.get(w) is None)
+    if missing:
+        raise ValueError(f"the prompt names {', '.join('{' + m + '}' for m in missing)}, which this item's labels "
+                         f"lack (its labels: {', '.join(sorted(labels)) or 'none'})")
+    return {w: labels[w] for w in wanted}
+
+
+def render_entail(template: str, caption: str, labels: Mapping[str, Any] | None = None) -> str:
+    """A Yes/No question about ``caption``, with the item-label placeholders filled from ``labels``."""
+    return template.format(caption=caption, **label_values(template, labels or {}))
+
+
 def resolve(prompt: str | None, default: str | None, kind: str) -> tuple[str, str]:
     """(name, template) for ``prompt``: a name in :data:`PROMPTS`, a template, or None for ``default`` (the
     benchmark's prompt name for this kind, else ours); ``kind`` is "entail" or "choice"."""
@@ -58,7 +88,7 @@ def resolve(prompt: str | None, default: str | None, kind: str) -> tuple[str, st
         return name, PROMPTS[name]
     if prompt in PROMPTS:
         return prompt, PROMPTS[prompt]
-    found = fields(prompt)
+    found = fields(prompt) & TEXT_FIELDS
     if kind == "entail" and found != {"caption"} or kind == "choice" and found not in ({"options"},
                                                                                         {"option_a", "option_b"}):
         needs = "{caption}" if kind == "entail" else "{option_a} and {option_b}, or {options}"
@@ -72,14 +102,17 @@ def letters(n: int) -> str:
     return string.ascii_uppercase[:n]
 
 
-def render_choice(template: str, options: list[str], name: str | None = None) -> str:
+def render_choice(template: str, options: list[str], name: str | None = None,
+                  labels: Mapping[str, Any] | None = None) -> str:
     """A multiple-choice question with ``options`` in letter order (two-option templates need exactly two), styled
-    as the protocol ``name`` shows them."""
+    as the protocol ``name`` shows them, with the item-label placeholders filled from ``labels``."""
     style = OPTION_STYLE.get(name or "", lambda text: text)
     options = [style(o) for o in options]
     names = fields(template)
+    values = label_values(template, labels or {})
     if "options" in names:
-        return template.format(options="\n".join(f"{l}. {o}" for l, o in zip(letters(len(options)), options)))
+        return template.format(options="\n".join(f"{l}. {o}" for l, o in zip(letters(len(options)), options)),
+                               **values)
     if len(options) != 2:
         raise ValueError(f"template takes two options, got {len(options)}")
-    return template.format(option_a=options[0], option_b=options[1])
+    return template.format(option_a=options[0], option_b=options[1], **values)

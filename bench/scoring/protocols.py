@@ -87,8 +87,8 @@ class Entailment(ScoringProtocol):
         self.prompt_name, self.template = prompt_name, template
 
     def requests(self, item: Item) -> list[tuple[Request, Key]]:
-        return [(Ask((item.item_id, (c,)), self.template.format(caption=text), self.answers), (item.item_id, c, t))
-                for c in range(len(item.clips)) for t, text in enumerate(item.texts)]
+        return [(Ask((item.item_id, (c,)), prompts.render_entail(self.template, text, item.labels), self.answers),
+                 (item.item_id, c, t)) for c in range(len(item.clips)) for t, text in enumerate(item.texts)]
 
     def rows(self, keys: Sequence[Key], answers: np.ndarray) -> Scored:
         p_yes = 1.0 / (1.0 + np.exp(answers[:, 1] - answers[:, 0])) if len(answers) else []
@@ -114,7 +114,8 @@ class MultipleChoice(ScoringProtocol):
         for c in range(len(item.clips)):
             for shift in range(n):
                 options = [(shift + k) % n for k in range(n)]
-                question = prompts.render_choice(self.template, [item.texts[o] for o in options], self.prompt_name)
+                question = prompts.render_choice(self.template, [item.texts[o] for o in options], self.prompt_name,
+                                                 item.labels)
                 out.append((Ask((item.item_id, (c,)), question, letters), (item.item_id, "text", c, options)))
         if self.video_template and len(item.clips) == 2:
             for order in ((0, 1), (1, 0)):
