@@ -112,7 +112,8 @@ def _split_of(file: Path) -> str:
 def _subset_files(folder: Path, split: str) -> list[Path]:
     found = sorted(p for p in folder.glob(f"{split}-*.parquet") if p.is_file())
     if not found:
-        raise LoaderError(folder, None, f"no {split}-*.parquet file in this subset folder (splits: {', '.join(SPLITS)})")
+        raise LoaderError(folder, None, f"no {split}-*.parquet file in this subset folder (splits: "
+                                        f"{', '.join(SPLITS)})")
     return found
 
 
