@@ -16,6 +16,7 @@ from bench.devkit.world import draw, generate_sample, stories
 from bench.devkit.world.draw import rng_for
 from bench.devkit.world.scenes import COLOURS, MIDDLE, SHAPES, Scene
 from bench.devkit.world.split import training_split
+from bench.devkit.world.suite import WRITERS
 from bench.devkit.world.stories import FOIL_TYPES, Story
 from bench.loaders import load
 from bench.registry import names
@@ -183,7 +184,8 @@ def _dry_run(make):
 @pytest.fixture(scope="module")
 def full_plan(tmp_path_factory):
     """The full suite's annotation files and the keys of all its scenes, written without encoding any video."""
-    return _dry_run(lambda: generate_sample(tmp_path_factory.mktemp("full") / "suite", "full", workers=1))
+    return _dry_run(lambda: generate_sample(tmp_path_factory.mktemp("full") / "suite", "full", workers=1,
+                                            benchmarks=list(WRITERS)))
 
 
 def test_the_full_suite_has_every_subtest_and_hundreds_of_items_per_foil_type(full_plan, sample):
