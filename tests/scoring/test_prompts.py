@@ -86,7 +86,8 @@ def test_choice_templates_for_many_options_and_custom_prompts():
 
 def test_prompts_fill_item_labels_and_name_a_missing_one():
     template = "Q: {question}\n{options}"
-    assert prompts.render_choice(template, ["x", "y"], labels=LABELS) == "Q: Which way does the square move?\nA. x\nB. y"
+    rendered = prompts.render_choice(template, ["x", "y"], labels=LABELS)
+    assert rendered == "Q: Which way does the square move?\nA. x\nB. y"
     assert prompts.resolve(template, None, "choice") == ("custom", template)
     assert prompts.resolve("Is it {caption} at {place}?", None, "entail")[0] == "custom"
     with pytest.raises(ValueError, match=r"the prompt names \{question\}, which this item's labels lack \(its labels: "
