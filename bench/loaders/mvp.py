@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import LoaderError, VideoRoot, check_strings
+from bench.loaders.common import LoaderError, VideoRoot, check_strings, require_text
 from bench.loaders.options import loader
 
 BENCHMARK = "mvp"
@@ -87,8 +87,7 @@ def _candidates(value: object, path: Path, where: str) -> list[str]:
 
 def _question(record: dict, path: Path, where: str) -> dict:
     for key in ("video_id", "video_path", "question"):
-        if not isinstance(record[key], str) or not record[key].strip():
-            raise LoaderError(path, where, f"{key!r} must be a non-empty string, got {record[key]!r}")
+        require_text(record, key, path, where)
     source = record.get("source")
     if source is not None and not isinstance(source, str):
         raise LoaderError(path, where, f"'source' must be a string, got {source!r}")

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from bench.items import Clip, Item, ItemSet
-from bench.loaders.common import LoaderError, VideoRoot, read_json
+from bench.loaders.common import LoaderError, VideoRoot, read_json, require_text
 from bench.loaders.options import loader
 
 BENCHMARK = "temporalbench"
@@ -48,19 +48,12 @@ def length_of(path: Path) -> str:
     return found[0]
 
 
-def _text(entry: dict, key: str, path: Path, where: str) -> str:
-    value = entry.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise LoaderError(path, where, f"{key!r} must be a non-empty string, got {value!r}")
-    return value
-
-
 def _dataset(entry: dict, path: Path, where: str) -> tuple[str, bool]:
     """The source dataset (``dataset``, else the README's ``source_dataset``) and whether the fallback was used."""
     if "dataset" in entry:
-        return _text(entry, "dataset", path, where), False
+        return require_text(entry, "dataset", path, where), False
     if "source_dataset" in entry:
-        return _text(entry, "source_dataset", path, where), True
+        return require_text(entry, "source_dataset", path, where), True
     raise LoaderError(path, where, "missing field 'dataset' (get_qa_acc.py scores per dataset)")
 
 
@@ -89,13 +82,13 @@ def _read(path: Path, roots: VideoRoot, seen: dict[str, str], notes: list[str]) 
         missing = [f for f in FIELDS if f not in entry]
         if missing:
             raise LoaderError(path, where, f"missing field(s) {missing}")
-        idx, name = _text(entry, "idx", path, where), _text(entry, "video_name", path, where)
+        idx, name = require_text(entry, "idx", path, where), require_text(entry, "video_name", path, where)
         if idx in seen:
             raise LoaderError(path, where, f"duplicate idx {idx!r} (first at {seen[idx]})")
         seen[idx] = f"{path.name} {where}"
         if entry["GT"] not in ("A", "B"):
             raise LoaderError(path, where, f"'GT' must be 'A' or 'B', got {entry['GT']!r}")
-        a, b, official = _options(_text(entry, "question", path, where), path, where)
+        a, b, official = _options(require_text(entry, "question", path, where), path, where)
         reworded += not official
         dataset, used = _dataset(entry, path, where)
         fallback += used

@@ -72,7 +72,7 @@ def test_a_pair_with_one_answer_for_both_videos_is_kept_and_noted(tmp_path):
     ([question("a_0", "yes", ["yes", "yes"])], "repeats the option 'yes'"),
     ([{**question("a_0", "yes", ["yes", "no"]), "candidates": "yes|no"}], "is not a Python list literal"),
     ([{**question("a_0", "yes", ["yes", "no"]), "candidates": "[1, 2]"}], "must be a list of non-empty strings"),
-    ([{**question("a_0", "yes", ["yes", "no"]), "question": " "}], "'question' must be a non-empty string"),
+    ([{**question("a_0", "yes", ["yes", "no"]), "question": " "}], "field 'question' is empty"),
     ([{**question("a_0", "yes", ["yes", "no"]), "question": "Bell\x07?"}], "control character U\\+0007"),
     ([question("a_0", "yes", ["yes", "no"]), question("a_1", "no", ["yes", "no"], question="Another?")],
      "the two questions of pair 'a' differ"),

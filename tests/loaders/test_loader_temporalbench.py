@@ -57,7 +57,7 @@ GOOD = entry("short_video/COIN/a.mp4", 0, "x.", "y.")
     ([GOOD, GOOD], r"entry 1: duplicate idx 'short_video/COIN/a.mp4_0' \(first at temporalbench_short_qa.json entry"),
     ([{k: v for k, v in GOOD.items() if k != "dataset"}], "missing field 'dataset'"),
     ([{k: v for k, v in GOOD.items() if k != "GT"}], r"missing field\(s\) \['GT'\]"),
-    ([{**GOOD, "video_name": ""}], "'video_name' must be a non-empty string"),
+    ([{**GOOD, "video_name": ""}], "field 'video_name' is empty"),
     ([{**GOOD, "category": 3}], "'category' must be a string"),
     ([{**GOOD, "video_name": "/abs/a.mp4"}], "leaves the video root"),
     ([], "expected a non-empty JSON list"),
