@@ -35,11 +35,12 @@ def _metrics(capsys, *runs) -> dict:
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
 def test_score_metrics_and_compare(sample, tiny, tmp_path, capsys, benchmark):
-    # (entailment and text-only runs: tests/metrics/test_protocol_tables.py scores every protocol on both)
+    # (entailment and text-only runs: tests/metrics/test_protocol_tables.py scores every protocol on both; the slow
+    # study below scores both with controls)
     runs = {"clip": tmp_path / "clip", "shuffled": tmp_path / "clip-shuffled", "mc": tmp_path / "qwen-mc"}
     _score(sample, tiny, benchmark, runs["clip"], "clip")
     _score(sample, tiny, benchmark, runs["shuffled"], "clip", "--control", "shuffled")
-    _score(sample, tiny, benchmark, runs["mc"], "qwen2vl", "--protocol", "mc")
+    _score(sample, tiny, benchmark, runs["mc"], "qwen2vl", "--protocol", "mc", "--limit", "3")
     found = _metrics(capsys, *runs.values())
     headline = "paired accuracy" if benchmark == "mvp" else "MBA"
     for name, path in runs.items():
