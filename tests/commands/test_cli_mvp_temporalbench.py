@@ -107,6 +107,27 @@ def test_import_temporalbench_predictions(sample, tmp_path, capsys):
     assert ("MBA", "subset", "long") not in found  # the long questions were not answered: not part of the run
 
 
+def test_a_study_reading_mvp_from_the_world_has_the_world_write_it(tmp_path, monkeypatch):
+    from bench.commands.study import _with_world
+    from bench.devkit.world import suite
+    from bench.study.plan import read_study
+
+    def folders(root, size, seed=0):  # the suite's bookkeeping without rendering a video
+        (root / "data").mkdir()
+        (root / "videos").mkdir()
+
+    monkeypatch.setattr(suite, "WRITERS", {name: suite.Writer(folders, default=writer.default)
+                                           for name, writer in suite.WRITERS.items()})
+    path = tmp_path / "study.toml"
+    path.write_text('[study]\nruns = "runs"\nworld = "small"\n[[benchmarks]]\nname = "mvp"\n'
+                    'data = "{home}/sample-small/mvp/data"\nvideos = "{home}/sample-small/mvp/videos"\n'
+                    '[[models]]\nname = "m"\nmodel = "org/model"\nfamily = "contrastive"\n')
+    home = tmp_path / "home"
+    _with_world(read_study(path, home), home)
+    assert (home / "sample-small" / suite.STAMP).read_text().split()[3] == "mvp"
+    assert not (home / "sample-small" / "vilma").exists()  # nothing the study does not read
+
+
 @pytest.mark.slow
 def test_a_study_of_both_with_controls_and_its_report(sample, tiny, tmp_path, capsys):
     parts = ['[study]\nruns = "runs"\nreport = "report"\n']
