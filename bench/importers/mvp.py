@@ -3,10 +3,10 @@
 Rows of any of three shapes, in JSONL files (a CSV holds the plain shape):
 
 - the leaderboard submission (``mvp_pair_accuracy`` writes it, facebookresearch/minimal_video_pairs
-  ``tasks/mvp/utils.py`` L147-167): ``{data_name, row_id, model_answer, task}``, ``row_id`` a ``video_id`` and
-  ``model_answer`` the chosen option's text. That file writes ``candidates[int(prediction_idx)]``, and an answer its
-  parser could not read (``prediction_idx`` False) becomes option A (``int(False)`` is 0): such a file cannot tell
-  the two apart, and neither can this import;
+  ``tasks/mvp/utils.py`` L154-172): ``{data_name, row_id, model_answer, task}``, ``row_id`` a ``video_id`` and
+  ``model_answer`` the chosen option's text. That file writes ``candidates[int(prediction_idx)]`` (L160), and an
+  answer its parser could not read (``prediction_idx`` False) becomes option A (``int(False)`` is 0): such a file
+  cannot tell the two apart, and neither can this import;
 - lmms-eval's logged samples (``--log_samples``): the ``pair_accuracy`` entry ``mvp_process_results`` returns
   (L74-83), whose ``video_id`` and ``video-llm-prediction`` (the model's text) are read;
 - plain ``{video_id, response}`` rows (a closed model's answers).

@@ -4,7 +4,7 @@ Each item is a minimal pair: two videos asked one question with the same two opt
 ``truth[c]`` (:mod:`bench.loaders.mvp`). The official scoring (facebookresearch/minimal_video_pairs
 ``tasks/mvp/utils.py``): a question is right when its parsed answer is its answer (``mvp_process_results`` L62-72;
 an answer the parser cannot read is wrong and stays in the count, L71); ``single_accuracy`` is the share of questions
-right and ``pair_accuracy`` the share of pairs with both questions right (``compute_metrics`` L116-144); the ``mvp``
+right and ``pair_accuracy`` the share of pairs with both questions right (``compute_metrics`` L116-143); the ``mvp``
 and ``mvp_mini`` numbers are the unweighted means of the four subsets' (``tasks/mvp/mvp.yaml``:
 ``weight_by_size: false``), here the rows ``by="average"`` (subset "mean of subsets"), beside the pooled rows over all
 items.
