@@ -88,6 +88,8 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     if not protocol.uses_frames:
         frame_policy = policy("none")
     items = select_items(load(config.source).items, config.limit, config.spread)
+    if items:  # a prompt naming an item label the items lack fails here, before a model loads
+        protocol.requests(items[0])
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from bench.devkit.world import benchmarks
+from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.devkit.world.mvp import write_mvp
 from bench.devkit.world.temporalbench import write_temporalbench
-from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.paths import data_home
 
 VERSION = "9"  # bump whenever the generated files change
@@ -147,7 +147,7 @@ def ensure_sample(out_dir: str | Path | None = None, *, size: str = "small", see
     names = chosen(benchmarks)
     if _current(out, size, seed, names) and not force:
         return _sets_at(out, names)
-    held = _written(out, size, seed) or []
+    held = [name for name in _written(out, size, seed) or [] if name in WRITERS]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".sample-", dir=out.parent))
     try:
