@@ -87,9 +87,20 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
-    items = select_items(load(config.source).items, config.limit, config.spread)
+    items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+
+
+def asked_items(items: Sequence[Item], protocol: ScoringProtocol, benchmark: BenchmarkSpec) -> list[Item]:
+    """The items ``protocol`` asks (all, unless the benchmark names question formats); none is a one-line error."""
+    asked = [it for it in items if protocol.asks(it)]
+    if items and not asked:
+        found = sorted({str(it.labels.get("format")) for it in items})
+        wanted = ", ".join(sorted(protocol.formats or ()))
+        raise ValueError(f"the {protocol.name} protocol asks {benchmark.title}'s {wanted} items, and the data holds "
+                         f"only {', '.join(found)} items")
+    return asked
 
 
 def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:

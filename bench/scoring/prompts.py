@@ -1,13 +1,16 @@
 """The benchmarks' published protocol prompts by name, and rendering of user templates.
 
 Entailment templates take ``{caption}``; two-option multiple-choice templates take ``{option_a}`` and ``{option_b}``;
-templates for any number of options take ``{options}`` (lines ``A. ...``). The text is sent as the user turn of the
-model's own chat template, with the video before it.
+templates for any number of options take ``{options}`` (lines ``A. ...``, or as :data:`OPTION_LINES` names for the
+prompt; an item that names its options, label ``option_names``, gets lines ``<name>: <text>``). Any template may also
+take ``{question}``: the item's own question (its label ``question``), for benchmarks that ask a question per item.
+The text is sent as the user turn of the model's own chat template, with the video before it.
 """
 
 from __future__ import annotations
 
 import string
+from typing import Sequence
 
 PROMPTS: dict[str, str] = {
     # VELOCITI vidllm_eval.py (verbatim, trailing space included)
@@ -34,6 +37,14 @@ PROMPTS: dict[str, str] = {
     # VITATECS lmms_eval/tasks/vitatecs/utils.py: prompt + post_prompt (verbatim)
     "vitatecs-mc": ("Which of the following best describes the content of the video: \n(A) {option_a} \n(B) {option_b}"
                     "\nPlease response with a single letter (A or B):"),
+    # TempCompass: the question as released (questions/*.json) and run_qwen2_vl.py L49-54's answer prompt after it
+    "tempcompass-choice": "{question}\n{options}\nPlease directly give the best option:",
+    "tempcompass-yes-no": "{caption}\nPlease answer yes or no:",
+    # TVBench infer.ipynb (cell 11: system prompt and question_prompt, system_llm=True) around vqa_dataset.py L131-142
+    "tvbench-mc": (
+        "Carefully watch the video and pay attention to the cause and sequence of events, the detail and movement of "
+        "objects, and the action and pose of persons. Based on your observations, select the best option that "
+        "accurately addresses the question.\nQuestion: {question}\nOptions:\n{options}\nOnly give the best option."),
     # Ours, for benchmarks whose papers publish no generative prompt (ViLMA) and for more than two options
     "yes-no": "Does the following caption describe the video? Caption: {caption}\nAnswer with either Yes or No.",
     "choice": ("Which caption best describes the video?\n{options}\nAnswer with the option's letter from the given "
@@ -43,6 +54,10 @@ PROMPTS: dict[str, str] = {
 FALLBACK = {"entail": "yes-no", "choice": "choice"}
 # lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
 OPTION_STYLE = {"vitatecs-mc": lambda text: (text if text.endswith(".") else text + ".").capitalize()}
+# How an ``{options}`` line reads, per prompt (default ``A. text``): TVBench vqa_dataset.py L137 writes ``(A) text``
+OPTION_LINES = {"tvbench-mc": "({letter}) {text}"}
+QUESTION = "question"  # the item label a ``{question}`` placeholder reads
+OPTION_NAMES = "option_names"  # the item label naming its options (``Caption A``, ``Option 1``...), in letter order
 
 
 def fields(template: str) -> set[str]:
@@ -58,12 +73,12 @@ def resolve(prompt: str | None, default: str | None, kind: str) -> tuple[str, st
         return name, PROMPTS[name]
     if prompt in PROMPTS:
         return prompt, PROMPTS[prompt]
-    found = fields(prompt)
+    found = fields(prompt) - {QUESTION}
     if kind == "entail" and found != {"caption"} or kind == "choice" and found not in ({"options"},
                                                                                         {"option_a", "option_b"}):
         needs = "{caption}" if kind == "entail" else "{option_a} and {option_b}, or {options}"
         raise ValueError(f"prompt {prompt!r} is neither a known name ({', '.join(sorted(PROMPTS))}) nor a {kind} "
-                         f"template with {needs}")
+                         f"template with {needs} (and optionally {{question}})")
     return "custom", prompt
 
 
@@ -72,14 +87,44 @@ def letters(n: int) -> str:
     return string.ascii_uppercase[:n]
 
 
-def render_choice(template: str, options: list[str], name: str | None = None) -> str:
+def answer_words(n: int, option_names: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The words that answer a question of ``n`` options: the letters, or the last word of each option's name
+    (``Option 1`` -> ``1``, ``Caption A`` -> ``A``)."""
+    if option_names:
+        return tuple(name.split()[-1] for name in option_names)
+    return tuple(letters(n))
+
+
+def _question(template: str, question: str | None) -> dict[str, str]:
+    if QUESTION not in fields(template):
+        return {}
+    if question is None:
+        raise ValueError(f"the prompt {template[:60]!r}... asks the item's {{question}}, and the item has none "
+                         f"(label {QUESTION!r})")
+    return {QUESTION: question}
+
+
+def render_entail(template: str, caption: str, question: str | None = None) -> str:
+    """An entailment question about ``caption`` (and the item's ``question`` where the template asks it)."""
+    return template.format(caption=caption, **_question(template, question))
+
+
+def render_choice(template: str, options: list[str], name: str | None = None, *, question: str | None = None,
+                  option_names: Sequence[str] | None = None) -> str:
     """A multiple-choice question with ``options`` in letter order (two-option templates need exactly two), styled
-    as the protocol ``name`` shows them."""
+    as the protocol ``name`` shows them; ``question`` fills ``{question}``; ``option_names`` (one per option) make
+    the lines ``<name>: <text>``."""
     style = OPTION_STYLE.get(name or "", lambda text: text)
     options = [style(o) for o in options]
     names = fields(template)
+    asked = _question(template, question)
     if "options" in names:
-        return template.format(options="\n".join(f"{l}. {o}" for l, o in zip(letters(len(options)), options)))
+        if option_names:
+            lines = [f"{n}: {o}" for n, o in zip(option_names, options)]
+        else:
+            line = OPTION_LINES.get(name or "", "{letter}. {text}")
+            lines = [line.format(letter=l, text=o) for l, o in zip(letters(len(options)), options)]
+        return template.format(options="\n".join(lines), **asked)
     if len(options) != 2:
         raise ValueError(f"template takes two options, got {len(options)}")
-    return template.format(option_a=options[0], option_b=options[1])
+    return template.format(option_a=options[0], option_b=options[1], **asked)
