@@ -180,3 +180,11 @@ register(BenchmarkSpec(
              "captioning": {}},
     item_score=("multi-choice", "yes/no", "caption matching", "captioning"),
 ))
+register(BenchmarkSpec(
+    name="tvbench", title="TVBench", paper="Cores et al., 2024",
+    loader="bench.loaders.tvbench:load", metrics="bench.metrics.tvbench",
+    prompts={"entail": "tvbench-entail", "choice": "tvbench-mc"},
+    published="tvbench.csv", notebook="tvbench.ipynb",
+    importers={"tvbench": "bench.importers.tvbench:import_tvbench"},
+    item_score=("accuracy",),
+))

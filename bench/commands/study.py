@@ -48,7 +48,10 @@ def _with_world(study, home):
     from bench.study.plan import WORLD_MODEL, StudyError
 
     if study.world:
-        ensure_sample(home / f"sample-{study.world}", size=study.world)
+        from bench.devkit.world.suite import WRITERS
+
+        named = [b.source.benchmark for b in study.benchmarks if b.source.benchmark in WRITERS]
+        ensure_sample(home / f"sample-{study.world}", size=study.world, benchmarks=named)
     missing = [(b.name, p) for b in study.benchmarks for p in (b.source.data_path, b.source.video_root)
                if p and not Path(p).exists()]
     if missing:

@@ -45,6 +45,9 @@ PROMPTS: dict[str, str] = {
         "Carefully watch the video and pay attention to the cause and sequence of events, the detail and movement of "
         "objects, and the action and pose of persons. Based on your observations, select the best option that "
         "accurately addresses the question.\nQuestion: {question}\nOptions:\n{options}\nOnly give the best option."),
+    # Ours: TVBench's candidates are answers to its question, asked one at a time
+    "tvbench-entail": ("Question: {question}\nProposed answer: {caption}\nIs the proposed answer correct? Answer with "
+                       "either Yes or No."),
     # Ours, for benchmarks whose papers publish no generative prompt (ViLMA) and for more than two options
     "yes-no": "Does the following caption describe the video? Caption: {caption}\nAnswer with either Yes or No.",
     "choice": ("Which caption best describes the video?\n{options}\nAnswer with the option's letter from the given "

@@ -103,6 +103,9 @@ class Asking(ScoringProtocol):
         found = {"name": self.prompt_name, "template": self.template}
         if self.by_format:
             found["by_format"] = {f: {"name": n, "template": t} for f, (n, t) in self.by_format.items()}
+            names = {f: self.by_format.get(f, (self.prompt_name,))[0] for f in sorted(self.formats or self.by_format)}
+            if len(set(names.values())) > 1:
+                found["name"] = "; ".join(f"{f}: {n}" for f, n in names.items())
         return found
 
 
