@@ -24,10 +24,11 @@ def realdata() -> Path:
 
 @pytest.fixture(scope="session")
 def sample(tmp_path_factory):
-    """The embedded sample suite, generated once per test session."""
+    """The embedded sample suite (every benchmark the world writes), generated once per test session."""
     from bench.devkit.world import generate_sample
+    from bench.devkit.world.suite import WRITERS
 
-    return generate_sample(tmp_path_factory.mktemp("sample") / "suite")
+    return generate_sample(tmp_path_factory.mktemp("sample") / "suite", benchmarks=list(WRITERS))
 
 
 @pytest.fixture(scope="session")

@@ -21,9 +21,11 @@ from fixtures_widgets import TINY_RUNS
 
 N_BOOT = 50
 # The runs the report tests need (protocol, tiny model, benchmark): the cheap text-only model on four benchmarks, and
-# Qwen2-VL's entailment and multiple choice where the figures need them (VELOCITI's scatter and choice bias).
-RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground")] + [
-    ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground")]
+# Qwen2-VL's entailment and multiple choice where the figures need them (VELOCITI's scatter and choice bias), and
+# a run of every other benchmark with a notebook.
+RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground", "tempcompass")] + [
+    ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground"),
+    ("mc", "qwen2vl", "tvbench")]
 ANNOTATION_ONLY = "videocon"  # reported from its annotation files alone, in the same build
 LABEL = "foil_type"  # the label the sample world's labels.csv gives every item
 

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.devkit.world import draw
+from bench.devkit.world import draw, files
 from bench.devkit.world.draw import pick, rng_for
 from bench.devkit.world.files import Labels, count, placed, sentence, video, write_json
 from bench.devkit.world.stories import OPPOSITE, TOWARDS, WAY, Story, a
-from bench.videoio import write_video
 
 FULL = 25  # videos per aspect in the full world (each reversible one has a twin)
 # eval_utils.py L79-83: the three caption-matching templates
@@ -155,7 +154,8 @@ def write_tempcompass(root: Path, size: str = "small", seed: int = 0) -> None:
             worlds = [(vid, asked.statements, asked.meta)]
             if asked.reverses:
                 frames = placed(asked.story.scene).render()[::-1]
-                write_video(root / "videos" / f"{vid}_reverse.mp4", np.ascontiguousarray(frames), asked.story.scene.fps)
+                files.write_video(root / "videos" / f"{vid}_reverse.mp4", np.ascontiguousarray(frames),
+                                  asked.story.scene.fps)
                 flipped = [asked.statements[1], asked.statements[0], *asked.statements[2:]]
                 worlds.append((f"{vid}_reverse", flipped, _reversed_meta(aspect, asked.meta, flipped[0])))
             for name, said, entry in worlds:
