@@ -67,9 +67,10 @@ def _chosen(benchmarks: Sequence[str] | None) -> list[str]:
     return [name for name, w in WRITERS.items() if w.demo or name in (benchmarks or ())]
 
 
-def _sets_at(out: Path, names: Sequence[str]) -> dict[str, SampleSet]:
+def _sets_at(out: Path, names: Sequence[str] | None = None) -> dict[str, SampleSet]:
+    """The sets of ``names`` (default: the demo's world) in a suite at ``out``."""
     return {name: SampleSet(name, out / name / WRITERS[name].data, out / name / WRITERS[name].videos,
-                            {"labels": str(out / name / LABELS_FILE)}) for name in names}
+                            {"labels": str(out / name / LABELS_FILE)}) for name in names or _chosen(None)}
 
 
 def _stamp(size: str, seed: int, names: Sequence[str] = ()) -> str:
