@@ -88,6 +88,7 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     if not protocol.uses_frames:
         frame_policy = policy("none")
     items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
+    protocol.check(items)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
 

@@ -64,6 +64,9 @@ class ScoringProtocol:
         """Every request this protocol makes of ``item``, with the key of its row."""
         raise NotImplementedError
 
+    def check(self, items: Sequence[Item]) -> None:
+        """A one-line error for items this protocol cannot ask (checked before a model loads)."""
+
     def rows(self, keys: Sequence[Key], answers: np.ndarray) -> Scored:
         """Rows from the backend's answers, one row of ``answers`` per key."""
         raise NotImplementedError
@@ -98,6 +101,14 @@ class Asking(ScoringProtocol):
     def prompt_of(self, item: Item) -> tuple[str, str]:
         """(name, template) of the prompt ``item`` is asked with."""
         return self.by_format.get(item.labels.get(FORMAT), (self.prompt_name, self.template))
+
+    def check(self, items: Sequence[Item]) -> None:
+        """A one-line error when a prompt asks an item's ``{question}`` and the item has none."""
+        for item in items:
+            name, template = self.prompt_of(item)
+            if prompts.QUESTION in prompts.fields(template) and prompts.QUESTION not in item.labels:
+                raise ValueError(f"the prompt {name!r} asks each item's {{question}}; {item.benchmark} item "
+                                 f"{item.item_id!r} has none (label {prompts.QUESTION!r})")
 
     def describe(self) -> dict:
         found = {"name": self.prompt_name, "template": self.template}
