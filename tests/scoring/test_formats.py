@@ -51,9 +51,10 @@ def test_choices_carry_the_items_question_and_option_names_in_every_order():
                                     "Please directly give the best option:")
     assert asked[0][0].answers == ("A", "B", "C")
     named = mc.requests(CAPTIONS)
+    prompt = "\nPlease directly give the best option:"
     assert [r.question for r, _ in named] == [
-        "Which caption matches?\nOption 1: It goes up.\nOption 2: It goes right.\nPlease directly give the best option:",
-        "Which caption matches?\nOption 1: It goes right.\nOption 2: It goes up.\nPlease directly give the best option:"]
+        "Which caption matches?\nOption 1: It goes up.\nOption 2: It goes right." + prompt,
+        "Which caption matches?\nOption 1: It goes right.\nOption 2: It goes up." + prompt]
     assert {r.answers for r, _ in named} == {("1", "2")}
 
 
