@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from bench.importers.tempcompass import import_tempcompass
