@@ -40,6 +40,10 @@ class BenchmarkSpec:
     ``item_score``: the per-item outcomes (metric names of the module's ``outcomes``) that say "the true text won",
     most preferred first; a run is judged by the first it has when runs are pooled over benchmarks
     (:mod:`bench.metrics.pooled`).
+    ``formats``: for a benchmark whose items come in several question formats (the item label ``format``, e.g.
+    TempCompass' multi-choice, yes/no...): format -> {protocol name: prompt name, or None for the benchmark's prompt
+    of that kind (or none, for a protocol that asks no question)}. A protocol asks only the items of the formats that
+    list it; a run of it leaves the others out. Empty: every protocol asks every item.
     """
 
     name: str
@@ -54,6 +58,7 @@ class BenchmarkSpec:
     labels: Mapping[str, Any] = field(default_factory=dict)
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     item_score: tuple[str, ...] = ()
+    formats: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
 
     def backend_defaults(self, family: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The backend options of a run of ``family`` on this benchmark: this spec's defaults, then ``given``."""
@@ -177,4 +182,26 @@ register(BenchmarkSpec(
     importers={"temporalbench": "bench.importers.temporalbench:import_temporalbench",
                "answers": "bench.importers.common:import_answers"},
     item_score=("binary accuracy",),
+))
+register(BenchmarkSpec(
+    name="tempcompass", title="TempCompass", paper="Liu et al., ACL Findings 2024",
+    loader="bench.loaders.tempcompass:load", metrics="bench.metrics.tempcompass",
+    prompts={"entail": "yes-no", "choice": "tempcompass-choice"},
+    published="tempcompass.csv", notebook="tempcompass.ipynb",
+    importers={"tempcompass": "bench.importers.tempcompass:import_tempcompass"},
+    # four question formats (the item label "format"): each asked by the protocols that fit it; captioning needs a
+    # generated caption and a judge, so only imported answers score it
+    formats={"multi-choice": {"similarity": None, "entail": None, "mc": "tempcompass-choice", "loglik": None},
+             "yes_no": {"entail": "tempcompass-yes-no"},
+             "caption_matching": {"similarity": None, "entail": None, "mc": "tempcompass-choice", "loglik": None},
+             "captioning": {}},
+    item_score=("multi-choice", "yes/no", "caption matching", "captioning"),
+))
+register(BenchmarkSpec(
+    name="tvbench", title="TVBench", paper="Cores et al., 2024",
+    loader="bench.loaders.tvbench:load", metrics="bench.metrics.tvbench",
+    prompts={"entail": "answer-yes-no", "choice": "tvbench-mc"},
+    published="tvbench.csv", notebook="tvbench.ipynb",
+    importers={"tvbench": "bench.importers.tvbench:import_tvbench"},
+    item_score=("accuracy",),
 ))

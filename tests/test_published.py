@@ -15,26 +15,27 @@ from bench.published import (COLUMNS, KEY, PublishedDataError, papers_dir, paper
                              read_table_file, wide)
 from bench.registry import names, spec
 
-PAPERS = tuple(spec(n).title for n in names() if spec(n).published)
+PAPERS = tuple(spec(n).title for n in names() if spec(n).published)  # one CSV per benchmark the registry names
 MAIN_TABLES = {"ViLMA": "Table 2", "VITATECS": "Table 3", "VELOCITI": "Table 2", "VideoCon": "Table 2",
-               "Vinoground": "Table 2", "MVP": "reproducibility.md", "TemporalBench": "README.md"}
-# A paper's numbered tables, or, for numbers printed elsewhere by the authors, the abstract or a file of the official
-# repository.
-TABLE_NAME = r"Table \d+|Abstract|[\w-]+\.md"
+               "Vinoground": "Table 2", "MVP": "reproducibility.md", "TemporalBench": "README.md",
+               "TempCompass": "Leaderboard", "TVBench": "Leaderboard"}
+# A paper's numbered tables, or, for numbers printed elsewhere by the authors, the abstract, a file of the official
+# repository, or a figure of it (a leaderboard, a README example, the data statistics).
+TABLE_NAME = r"Table \d+|Abstract|[\w-]+\.md|Leaderboard|README example|Data statistics"
 PAPER_TEXTS = PROJECT_ROOT.parent / "shared" / "papers"
 
 # Allowed range of every metric; a new metric must be classified here.
 PERCENT = {"P", "T", "P+T", "acc", "StrictVLE", "ClassicVLE", "ROC-AUC", "mAP", "text", "video", "group",
            "%Valid", "%Unan.", "%Both Valid", "pass rate", "PaLM-2 entailment acc.", "MC A", "MC B", "MC A^B",
            "positive caption acc", "negative caption acc (positive correct)", "R@10 caption", "R@10 counterfactual",
-           "R@10 all", "pair_accuracy", "single_accuracy", "binary accuracy", "MBA"}
+           "R@10 all", "pair_accuracy", "single_accuracy", "binary accuracy", "MBA", "Avg.", "multi-choice", "accuracy"}
 UNIT = {"cosine similarity", "JS", "JS Val.", "Precision", "Recall", "F1-score", "Q2 entailment"}
 SIGNED_UNIT = {"alpha", "alpha Valid"}
 SIGNED_PERCENT = {"MC Bias"}
 COUNTS = {"#exs.", "#Inst.", "#Valid", "#Unan.", "#Lex.It.", "#Valid Prof.", "#Valid Test", "#Both Valid", "count",
           "# samples", "# videos", "Valid samples", "Exemplar size", "VLE Train", "VLE Val", "VLE Test", "NLE Train",
-          "NLE Val", "NLE Test", "binary correct", "questions", "MBA correct", "MBA groups"}
-POSITIVE = {"Avg. len (caption)", "Avg. len (counterfactual)", "Size (M)"}
+          "NLE Val", "NLE Test", "binary correct", "questions", "MBA correct", "MBA groups", "videos"}
+POSITIVE = {"Avg. len (caption)", "Avg. len (counterfactual)", "Size (M)", "average frames"}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def cell(frame: pd.DataFrame, model: str, subset: str, metric: str) -> float:
 
 def test_one_csv_per_paper_with_exact_columns_and_captions():
     files = sorted(papers_dir().glob("*.csv"))
-    assert [f.stem for f in files] == sorted(p.lower() for p in PAPERS)
+    assert [f.name for f in files] == sorted(spec(n).published for n in names() if spec(n).published)
     for f in files:
         assert f.read_text(encoding="utf-8").splitlines()[0] == ",".join(COLUMNS)
         frame = read_table_file(f)
@@ -588,7 +589,7 @@ def transcribed_averages() -> list[tuple]:
 
 def test_every_transcribed_average_is_the_mean_of_its_row():
     found = transcribed_averages()
-    assert {f[0] for f in found} == {"ViLMA", "VITATECS", "VELOCITI"}
+    assert {f[0] for f in found} == {"ViLMA", "VITATECS", "VELOCITI", "TVBench"}
     off = [(paper, name, model, metric, printed, round(mean, 2)) for paper, name, model, _, metric, printed, mean, _
            in found if abs(printed - mean) > ROUNDING + 1e-9]
     assert off == []

@@ -111,8 +111,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "models), one-frame (the middle frame), shuffled (seeded by --seed), reversed; recorded in "
                         "the run's manifest")
     p.add_argument("--prompt", help="protocol prompt name or a template with {caption} (entail) or {option_a} and "
-                                    "{option_b} / {options} (mc), any other {name} an item label (MVP's "
-                                    "{question}); default: the benchmark's own")
+                                    "{option_b} / {options} (mc), any other {name} an item label ({question}: "
+                                    "MVP's, TempCompass', TVBench's); default: the benchmark's own")
     p.add_argument("--batch-size", type=int, default=8, help="requests per forward pass, halved on out-of-memory "
                                                              "(default 8)")
     p.add_argument("--device", default="auto", help="auto (CUDA, else MPS, else CPU), cpu, cuda, cuda:1... "

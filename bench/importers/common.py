@@ -175,9 +175,10 @@ def import_lines(run) -> list[str]:
             lines.append(f"{len(unread)} answer(s) read as neither Yes nor No (e.g. {str(unread['answer'].iloc[0])!r}"
                          "): kept as unparsed; metrics counts them and drops their items where the benchmark's "
                          "official script does")
-    if m.measure == "answer" and run.choice is not None and len(run.choice):
+    if m.measure == "answer" and len(run.choice):
         unread = run.choice[run.choice["choice"] == -1]
         if len(unread):
-            lines.append(f"{len(unread)} answer(s) read as no option (e.g. {str(unread['answer'].iloc[0])!r}): kept "
-                         "as unparsed; metrics count them as wrong")
+            lines.append(f"{len(unread)} answer(s) read as no option (e.g. {str(unread['answer'].iloc[0])[:80]!r}): "
+                         "kept as unparsed; metrics counts them as wrong, or drops them where the benchmark's "
+                         "official script does")
     return lines

@@ -18,7 +18,7 @@ from bench.registry import BenchmarkSpec, spec
 from bench.scoring.backends.base import folder_revision
 from bench.scoring.families import check_fits, check_protocol, infer_family
 from bench.scoring.hub import locate
-from bench.scoring.protocols import ScoringProtocol, make_protocol
+from bench.scoring.protocols import FORMAT, ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
 
 
@@ -87,11 +87,21 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
-    items = select_items(load(config.source).items, config.limit, config.spread)
-    if items:  # a prompt naming an item label the items lack fails here, before a model loads
-        protocol.requests(items[0])
+    items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
+    protocol.check(items)  # a prompt naming an item label an item lacks fails here, before a model loads
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+
+
+def asked_items(items: Sequence[Item], protocol: ScoringProtocol, benchmark: BenchmarkSpec) -> list[Item]:
+    """The items ``protocol`` asks (all, unless the benchmark names question formats); none is a one-line error."""
+    asked = [it for it in items if protocol.asks(it)]
+    if items and not asked:
+        found = sorted({str(it.labels.get(FORMAT)) for it in items})
+        wanted = ", ".join(sorted(protocol.formats or ()))
+        raise ValueError(f"the {protocol.name} protocol asks {benchmark.title}'s {wanted} items, and the data holds "
+                         f"only {', '.join(found)} items")
+    return asked
 
 
 def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:

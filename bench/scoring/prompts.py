@@ -1,15 +1,18 @@
 """The benchmarks' published protocol prompts by name, and rendering of user templates.
 
 Entailment templates take ``{caption}``; two-option multiple-choice templates take ``{option_a}`` and ``{option_b}``;
-templates for any number of options take ``{options}`` (lines ``A. ...``). Any other placeholder names an item label
-filled in from each item (``{question}``: MVP's question). The text is sent as the user turn of the model's own chat
-template, with the video before it.
+templates for any number of options take ``{options}`` (lines ``A. ...``, or as :data:`OPTION_LINES` styles them for
+the prompt; an item that names its options, label ``option_names``, gets lines ``<name>: <text>``). Any other
+placeholder names an item label, filled in from each item (``{question}``: the question MVP, TempCompass and TVBench
+ask per item); a label an item lacks is a one-line error, checked for every item before a model loads
+(:meth:`bench.scoring.protocols.Asking.check`). The text is sent as the user turn of the model's own chat template,
+with the video before it.
 """
 
 from __future__ import annotations
 
 import string
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 PROMPTS: dict[str, str] = {
     # VELOCITI vidllm_eval.py (verbatim, trailing space included)
@@ -43,11 +46,19 @@ PROMPTS: dict[str, str] = {
     # TemporalBench: the released questions (README L193), sent as they are (eval/llava-onevision.py L77)
     "temporalbench": ("Which caption best describes this video?\nA. {option_a}\nB. {option_b}\nAnswer with the "
                       "option's letter from the given choices directly."),
+    # TempCompass: the question as released (questions/*.json) and run_qwen2_vl.py L49-54's answer prompt after it
+    "tempcompass-choice": "{question}\n{options}\nPlease directly give the best option:",
+    "tempcompass-yes-no": "{caption}\nPlease answer yes or no:",
+    # TVBench infer.ipynb (cell 11: system prompt and question_prompt, system_llm=True) around vqa_dataset.py L131-142
+    "tvbench-mc": (
+        "Carefully watch the video and pay attention to the cause and sequence of events, the detail and movement of "
+        "objects, and the action and pose of persons. Based on your observations, select the best option that "
+        "accurately addresses the question.\nQuestion: {question}\nOptions:\n{options}\nOnly give the best option."),
     # Ours, for benchmarks whose papers publish no generative prompt (ViLMA) and for more than two options
     "yes-no": "Does the following caption describe the video? Caption: {caption}\nAnswer with either Yes or No.",
     "choice": ("Which caption best describes the video?\n{options}\nAnswer with the option's letter from the given "
                "choices directly."),
-    # Ours, for questions with candidate answers (MVP): is one candidate the right answer?
+    # Ours, for questions with candidate answers (MVP, TVBench): is one candidate the right answer?
     "answer-yes-no": ("Question: {question}\nProposed answer: {caption}\nIs the proposed answer correct? Answer with "
                       "either Yes or No."),
 }
@@ -57,6 +68,9 @@ TEXT_FIELDS = frozenset({"caption", "option_a", "option_b", "options"})
 FALLBACK = {"entail": "yes-no", "choice": "choice"}
 # lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
 OPTION_STYLE = {"vitatecs-mc": lambda text: (text if text.endswith(".") else text + ".").capitalize()}
+# How an ``{options}`` line reads, per prompt (default ``A. text``): TVBench vqa_dataset.py L137 writes ``(A) text``
+OPTION_LINES = {"tvbench-mc": "({letter}) {text}"}
+OPTION_NAMES = "option_names"  # the item label naming its options (``Caption A``, ``Option 1``...), in letter order
 
 
 def fields(template: str) -> set[str]:
@@ -64,14 +78,16 @@ def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def label_values(template: str, labels: Mapping[str, Any]) -> dict[str, Any]:
-    """The values of a template's item-label placeholders (all but the caption and option ones) from an item's
-    ``labels``; a label the item lacks is a one-line error."""
+def label_values(template: str, labels: Mapping[str, Any], item: str = "this item",
+                 name: str | None = None) -> dict[str, Any]:
+    """The values of a template's item-label placeholders from an item's ``labels``; a label the item lacks is a
+    one-line error naming the prompt (``name``) and ``item``."""
     wanted = fields(template) - TEXT_FIELDS
     missing = sorted(w for w in wanted if labels.get(w) is None)
     if missing:
-        raise ValueError(f"the prompt names {', '.join('{' + m + '}' for m in missing)}, which this item's labels "
-                         f"lack (its labels: {', '.join(sorted(labels)) or 'none'})")
+        prompt = f"the prompt {name!r}" if name else "the prompt"
+        raise ValueError(f"{prompt} names {', '.join('{' + m + '}' for m in missing)}: no such label on {item} (its "
+                         f"labels: {', '.join(sorted(labels)) or 'none'})")
     return {w: labels[w] for w in wanted}
 
 
@@ -93,7 +109,7 @@ def resolve(prompt: str | None, default: str | None, kind: str) -> tuple[str, st
                                                                                         {"option_a", "option_b"}):
         needs = "{caption}" if kind == "entail" else "{option_a} and {option_b}, or {options}"
         raise ValueError(f"prompt {prompt!r} is neither a known name ({', '.join(sorted(PROMPTS))}) nor a {kind} "
-                         f"template with {needs}")
+                         f"template with {needs} (and any item labels, such as {{question}})")
     return "custom", prompt
 
 
@@ -102,17 +118,34 @@ def letters(n: int) -> str:
     return string.ascii_uppercase[:n]
 
 
+def answer_words(n: int, option_names: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The words that answer a question of ``n`` options: the letters, or the last word of each option's name
+    (``Option 1`` -> ``1``, ``Caption A`` -> ``A``)."""
+    if option_names:
+        return tuple(name.split()[-1] for name in option_names)
+    return tuple(letters(n))
+
+
+def takes(template: str, n: int) -> bool:
+    """Whether a choice template can show ``n`` options (a two-option template takes exactly two)."""
+    return "options" in fields(template) or n == 2
+
+
 def render_choice(template: str, options: list[str], name: str | None = None,
-                  labels: Mapping[str, Any] | None = None) -> str:
+                  labels: Mapping[str, Any] | None = None, *, option_names: Sequence[str] | None = None) -> str:
     """A multiple-choice question with ``options`` in letter order (two-option templates need exactly two), styled
-    as the protocol ``name`` shows them, with the item-label placeholders filled from ``labels``."""
+    as the protocol ``name`` shows them, with the item-label placeholders filled from ``labels``; ``option_names``
+    (one per option) make the lines ``<name>: <text>``."""
     style = OPTION_STYLE.get(name or "", lambda text: text)
     options = [style(o) for o in options]
-    names = fields(template)
     values = label_values(template, labels or {})
-    if "options" in names:
-        return template.format(options="\n".join(f"{l}. {o}" for l, o in zip(letters(len(options)), options)),
-                               **values)
-    if len(options) != 2:
+    if "options" in fields(template):
+        if option_names:
+            lines = [f"{n}: {o}" for n, o in zip(option_names, options)]
+        else:
+            line = OPTION_LINES.get(name or "", "{letter}. {text}")
+            lines = [line.format(letter=l, text=o) for l, o in zip(letters(len(options)), options)]
+        return template.format(options="\n".join(lines), **values)
+    if not takes(template, len(options)):
         raise ValueError(f"template takes two options, got {len(options)}")
     return template.format(option_a=options[0], option_b=options[1], **values)

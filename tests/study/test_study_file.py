@@ -68,7 +68,7 @@ family = "contrastive"
     ("[extra]\nx = 1", r"unknown table\(s\) extra"),
     ("[[benchmarks]]\nname = 'vitatecs'\ndata = '{data}'\nvideo = 'x'",
      r"\[\[benchmarks\]\] #2: unknown key\(s\) video"),
-    ("[[benchmarks]]\nname = 'tvbench'\ndata = '{data}'", r"\[\[benchmarks\]\] #2: unknown benchmark 'tvbench'"),
+    ("[[benchmarks]]\nname = 'nosuch'\ndata = '{data}'", r"\[\[benchmarks\]\] #2: unknown benchmark 'nosuch'"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nframes = 'uniform:k=0'", r"\[\[models\]\] 'n': frame policy 'uniform': k"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\ncontrols = ['mirrored']", r"\[\[models\]\] 'n': unknown control"),
     ("[[models]]\nname = 'n'\nmodel = 'x/y'\nfamily = 'xclip'\nprotocol = 'entail'", r"\[\[models\]\] 'n': "),

@@ -22,7 +22,9 @@ from typing import Any, Callable, Sequence
 from bench.devkit.world import benchmarks
 from bench.devkit.world.files import LABELS_FILE, SIZES
 from bench.devkit.world.mvp import write_mvp
+from bench.devkit.world.tempcompass import write_tempcompass
 from bench.devkit.world.temporalbench import write_temporalbench
+from bench.devkit.world.tvbench import write_tvbench
 from bench.paths import data_home
 
 VERSION = "9"  # bump whenever the generated files change
@@ -60,6 +62,8 @@ WRITERS: dict[str, Writer] = {
     "vinoground": Writer(benchmarks.write_vinoground, data=".", videos="."),
     "mvp": Writer(write_mvp, default=False),
     "temporalbench": Writer(write_temporalbench, data=".", videos=".", default=False),
+    "tempcompass": Writer(write_tempcompass, data=".", default=False),
+    "tvbench": Writer(write_tvbench, data=".", videos="video", default=False),
 }
 
 
