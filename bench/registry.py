@@ -31,7 +31,10 @@ class BenchmarkSpec:
     ``loader``: ``load(path, video_root=None, **options) -> ItemSet``.
     ``metrics``: a module following :class:`bench.metrics.dispatch.MetricModule` (``outcomes`` and ``table``).
     ``prompts``: the protocol prompt name per question kind: ``entail`` (Yes/No), ``choice`` (A/B among texts for
-    one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text).
+    one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text); ``closed_<kind>``: what the
+    paper asked closed (API) models instead, where that differs.
+    ``answer_parsers``: per question kind, the paper's reader of a generated answer (``"module:function"``), for
+    answers given as text (closed models through an API): default :data:`ANSWER_PARSERS`.
     ``published``: the CSV of the paper's results tables under ``bench/papers``; ``notebook``: the paper notebook.
     ``importers``: import format name -> ``import(items, files, **options) -> (pair rows, choice rows, measure)``.
     ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
@@ -54,6 +57,7 @@ class BenchmarkSpec:
     labels: Mapping[str, Any] = field(default_factory=dict)
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     item_score: tuple[str, ...] = ()
+    answer_parsers: Mapping[str, str] = field(default_factory=dict)
 
     def backend_defaults(self, family: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The backend options of a run of ``family`` on this benchmark: this spec's defaults, then ``given``."""
@@ -67,6 +71,16 @@ class BenchmarkSpec:
     def metrics_module(self):
         """The module computing this benchmark's metrics."""
         return resolve(self.metrics)
+
+    def answer_parser(self, kind: str) -> Callable:
+        """The reader of a generated answer to a ``kind`` question (``entail``, ``choice`` or ``video_choice``)."""
+        return resolve(self.answer_parsers.get(kind) or ANSWER_PARSERS[kind])
+
+
+# The readers of generated answers where a benchmark names none of its own: Yes/No as VELOCITI's gemini/eval.py reads
+# them (the ``answers`` import format's reader), a letter as Vinoground's get_score_all.py reads it (its first letter).
+ANSWER_PARSERS = {"entail": "bench.importers.common:parse_yes_no", "choice": "bench.importers.common:parse_letter",
+                  "video_choice": "bench.importers.common:parse_letter"}
 
 
 _VILMA_TESTS = (
@@ -125,6 +139,7 @@ register(BenchmarkSpec(
     prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
     published="vitatecs.csv", notebook="vitatecs.ipynb",
     importers={"answers": "bench.importers.common:import_answers"},
+    answer_parsers={"choice": "bench.importers.common:parse_vitatecs_option"},
     # CLIP4Clip mean pooling (X-CLIP/modules/modeling.py L392-394): normalise frames, average, normalise
     backend_options={"contrastive": {"pooling": "normalized_mean"}},
     item_score=("accuracy",),
@@ -132,8 +147,9 @@ register(BenchmarkSpec(
 register(BenchmarkSpec(
     name="velociti", title="VELOCITI", paper="Saravanan et al.",
     loader="bench.loaders.velociti:load", metrics="bench.metrics.velociti",
-    prompts={"entail": "velociti-entail", "choice": "velociti-mcq"},
+    prompts={"entail": "velociti-entail", "choice": "velociti-mcq", "closed_entail": "velociti-entail-closed"},
     published="velociti.csv", notebook="velociti.ipynb",
+    answer_parsers={"choice": "bench.importers.velociti:parse_mcq_answer"},
     importers={"velociti-closed": "bench.importers.velociti:import_velociti_closed",
                "answers": "bench.importers.common:import_answers"},
     labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",

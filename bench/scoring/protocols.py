@@ -152,18 +152,22 @@ PROTOCOLS: dict[str, type[ScoringProtocol]] = {p.name: p for p in (Similarity, E
                                                                    LogLikelihood)}
 
 
-def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None) -> ScoringProtocol:
-    """The protocol ``name`` for ``benchmark``, with ``prompt`` (a prompt name or template) or the benchmark's own.
+def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None, *,
+                  closed: bool = False) -> ScoringProtocol:
+    """The protocol ``name`` for ``benchmark``, with ``prompt`` (a prompt name or template) or the benchmark's own
+    (``closed``: the one its paper asked closed models, where it names one: ``closed_entail``...).
 
     Unknown names, and prompts given to protocols that take none, are one-line errors.
     """
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")
+    own = {k: benchmark.prompts.get(prompts.CLOSED + k if closed else k) or benchmark.prompts.get(k)
+           for k in ("entail", "choice", "video_choice")}
     if name == "entail":
-        return Entailment(*prompts.resolve(prompt, benchmark.prompts.get("entail"), "entail"))
+        return Entailment(*prompts.resolve(prompt, own["entail"], "entail"))
     if name == "mc":
-        video = benchmark.prompts.get("video_choice")
-        return MultipleChoice(*prompts.resolve(prompt, benchmark.prompts.get("choice"), "choice"),
+        video = own["video_choice"]
+        return MultipleChoice(*prompts.resolve(prompt, own["choice"], "choice"),
                               prompts.PROMPTS[video] if video else None)
     if prompt is not None:
         raise ValueError(f"the {name} protocol asks no question, so it takes no --prompt")
