@@ -69,6 +69,7 @@ def _dry_run(study) -> int:
     from bench.scoring.shared import Shared
 
     shared = Shared()
+    print(f"study {study.path.name}: what its API runs would send")
     for config in study.configs:
         if not (config.family and FAMILIES[config.family].remote):
             print(f"  {config.source.benchmark:10s} {config.name}: a local model, no API request")
@@ -88,11 +89,11 @@ def run(args: argparse.Namespace) -> int:
 
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     study = read_study(args.study, home)
+    if args.dry_run:
+        return _dry_run(study)
     _check_world_models(study)
     print(f"study {study.path.name}: {len(study.configs)} run(s) of {len(study.benchmarks)} benchmark(s) into "
           f"{study.runs}")
-    if args.dry_run:
-        return _dry_run(study)
     if args.check:
         for config in study.configs:
             control = f", control {config.control}" if config.control else ""

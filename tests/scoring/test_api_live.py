@@ -209,3 +209,17 @@ def test_multiple_choice_through_the_server_reads_letters_with_the_papers_parser
     for _, row in choice.iterrows():
         index = parse_letter(row["answer"], row["options"])
         assert row["choice"] == (row["options"][index] if index >= 0 else -1)
+
+
+def test_a_probe_asks_as_the_run_did_and_gets_its_answers(served, reference):
+    from bench.scoring.probe import probe, run_setup
+    from bench.scoring.warm import WarmModels
+
+    run = read_run(reference)
+    setup = run_setup(run.manifest)
+    assert setup["endpoint"].url == served[0]
+    for item in run.items()[:2]:
+        found = probe(video=item.clips[0], texts=list(item.texts), models=WarmModels(), cache=None, **setup)
+        stored = run.pair[run.pair["item_id"] == item.item_id].sort_values("text")["score"].tolist()
+        assert [round(s, 6) if s == s else "nan" for s in found.scores] == \
+            [round(s, 6) if s == s else "nan" for s in stored]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -93,13 +93,9 @@ class ApiBackend(Backend):
         self.check_result = {"answers": mode, "model": found["model"], "text": found["text"][:40],
                              "logprobs_returned": found["logprobs"],
                              "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        if self.key_missing():
+        if self.client.key is None:
             print(f"note: ${self.endpoint.key_env} is not set: requests to {self.client.url} carry no key",
                   file=sys.stderr)
-
-    def key_missing(self) -> bool:
-        """Whether no key was found in the endpoint's environment variable."""
-        return self.client.key is None
 
     def _check(self, mode: str) -> dict:
         body = chat_body(self.model_id, CHECK_QUESTION, [], self.settings, mode)
@@ -171,19 +167,14 @@ class ApiBackend(Backend):
     def _send(self, todo: dict[str, int], bodies: list[dict], requests: Sequence[Request], keys: list[str],
               out: np.ndarray) -> None:
         with ThreadPoolExecutor(self.endpoint.concurrency, thread_name_prefix="api") as pool:
-            futures: dict[Future, str] = {}
-            for key, n in todo.items():
-                futures[pool.submit(self._ask, key, encoded(bodies[n]), request_tokens(bodies[n]), requests[n])] = key
+            futures = [pool.submit(self._ask, key, encoded(bodies[n]), request_tokens(bodies[n]), requests[n])
+                       for key, n in todo.items()]
             try:
-                done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            except BaseException:
+                wait(futures, return_when=FIRST_EXCEPTION)
+            finally:  # once one failed (or an interrupt came) nothing more starts; what is in flight is kept
                 for future in futures:
                     future.cancel()
-                raise
-            if pending:  # one failed: nothing more is started, what is in flight is answered and stored
-                for future in pending:
-                    future.cancel()
-                wait(pending)
+            wait(futures)
             for future in futures:
                 if not future.cancelled() and future.exception() is not None:
                     raise future.exception()
@@ -198,6 +189,7 @@ class ApiBackend(Backend):
         records = self.log.records() if self.log is not None else list(self._memory.values())
         return {"model": self.model_id, "revision": None, "model_class": "api", **self.endpoint.redacted(),
                 "answers": self.mode, "settings": self.settings.describe(), "check": dict(self.check_result),
-                "responses": usage_totals(records), "answers_read": dict(self.protocol.kinds) if self.protocol else {},
+                "responses": usage_totals(records),
+                "answers_this_launch": dict(self.protocol.kinds) if self.protocol else {},
                 "requests_this_launch": self.client.budget.requests,
                 "described": datetime.now(timezone.utc).isoformat(timespec="seconds")}
