@@ -117,11 +117,10 @@ def answer_lines(out) -> list[str]:
     from bench.store.responses import read_responses, usage_totals
 
     run = read_run(out)
-    answers = [*run.pair["answer"], *run.choice["answer"]]
-    bad = int(run.pair["score"].isna().sum() + (run.choice["choice"] == -1).sum())
-    empty = sum(a == "None" for a in answers)
-    lines = [f"answers ({run.manifest.measure}): {len(answers)} stored, {bad} bad ({empty} empty or refused, "
-             f"{bad - empty} unreadable)"]
+    bad = [*run.pair.loc[run.pair["score"].isna(), "answer"], *run.choice.loc[run.choice["choice"] == -1, "answer"]]
+    empty = sum(a == "None" for a in bad)
+    lines = [f"answers ({run.manifest.measure}): {len(run.pair) + len(run.choice)} stored, {len(bad)} bad ({empty} "
+             f"empty or refused, {len(bad) - empty} unreadable)"]
     table = run_table(run)
     table = table[table["by"] == ALL]
     metric = next((m for m in spec(run.manifest.benchmark).item_score if m in set(table["metric"])), None)

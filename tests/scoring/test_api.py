@@ -203,10 +203,25 @@ def test_a_request_holds_the_frames_as_jpeg_images_before_the_question():
     again = chat_body("gpt-4o", "Is it?", visual_parts(frames, settings), settings, "logprobs")
     assert request_key(body) == request_key(again)
     assert request_tokens(body) == 7 + 2 + 3 * 85
-    video = visual_parts(frames, AskSettings.of({"send": "video"}))
-    assert len(video) == 1 and video[0]["video_url"]["url"].startswith("data:video/mp4;base64,")
     with pytest.raises(ValueError, match="unknown backend option"):
         AskSettings.of({"image_sise": 3})
+
+
+def test_video_mode_sends_every_sampled_frame_once_in_one_mp4():
+    import base64
+    import io
+
+    import av
+
+    frames = np.random.default_rng(1).integers(0, 255, (5, 36, 64, 3), dtype=np.uint8)
+    (part,) = visual_parts(frames, AskSettings.of({"send": "video", "video_fps": 2.0}))
+    url = part["video_url"]["url"]
+    assert part["type"] == "video_url" and url.startswith("data:video/mp4;base64,")
+    with av.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as container:
+        stream = container.streams.video[0]
+        decoded = list(container.decode(stream))
+        assert float(stream.average_rate) == 2.0
+    assert len(decoded) == len(frames) and (decoded[0].width, decoded[0].height) == (64, 36)
 
 
 def test_the_long_side_fit_never_enlarges():

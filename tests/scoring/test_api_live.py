@@ -223,3 +223,20 @@ def test_a_probe_asks_as_the_run_did_and_gets_its_answers(served, reference):
         stored = run.pair[run.pair["item_id"] == item.item_id].sort_values("text")["score"].tolist()
         assert [round(s, 6) if s == s else "nan" for s in found.scores] == \
             [round(s, 6) if s == s else "nan" for s in stored]
+
+
+def test_the_request_cap_stops_the_run_as_an_interrupt_and_it_resumes(served, sample, reference, tmp_path, capsys):
+    url, model = served
+    proxy = FaultProxy(url)
+    out = tmp_path / "capped"
+    try:
+        code = main(_args(sample, proxy.url, model, out, "--max-requests", "4", "--concurrency", "1"))
+        sent = sum(proxy.seen.values())
+        assert main(_args(sample, proxy.url, model, out)) == 0
+    finally:
+        proxy.close()
+    shown = capsys.readouterr()
+    assert code == 3 and "--max-requests 4 reached" in shown.err and "run the same command again" in shown.err
+    assert sent == 4  # the check and three answers: the fifth request was never sent
+    assert sum(proxy.seen.values()) == sent + 1 + len(read_responses(out)) - 3
+    pd.testing.assert_frame_equal(_answers(out), _answers(reference), check_exact=True)

@@ -93,7 +93,8 @@ def jpeg(frame: np.ndarray, quality: int) -> bytes:
 
 
 def mp4(frames: np.ndarray, fps: float) -> bytes:
-    """Frames as an H.264 MP4 at ``fps`` frames a second (each frame one picture, no frame dropped)."""
+    """Frames as an MP4 at ``fps`` frames a second (each frame one picture, no frame dropped): H.264, or MPEG-4 part 2
+    where PyAV's FFmpeg has no H.264 encoder."""
     from fractions import Fraction
 
     import av
@@ -101,7 +102,8 @@ def mp4(frames: np.ndarray, fps: float) -> bytes:
     out = io.BytesIO()
     height, width = frames.shape[1] // 2 * 2, frames.shape[2] // 2 * 2  # yuv420p needs even sides
     with av.open(out, mode="w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=Fraction(fps).limit_denominator(1000))
+        codec = "libx264" if "libx264" in av.codecs_available else "mpeg4"
+        stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1000))
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         for frame in frames:
             picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(frame[:height, :width]), format="rgb24")
