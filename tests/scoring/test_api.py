@@ -97,8 +97,8 @@ def test_velocitis_reader_takes_the_first_word_exactly(answer, index):
 
 
 @pytest.mark.parametrize("answer, index", [
-    ("Surely a man closes the door", 1), ("The man closes the door", -1), ("a man opens the door.", 0), ("A", 0), ("B.", 1), ("B) the door", 1),
-    ("(B) whatever", 1), ("a man opens the door, not a man closes the door", -1), ("Option B", -1)])
+    ("Surely a man closes the door", 1), ("The man closes the door", -1), ("a man opens the door.", 0), ("A", 0),
+    ("B.", 1), ("B) the door", 1), ("(B) whatever", 1), ("a man opens the door, not a man closes the door", -1), ("Option B", -1)])
 def test_vitatecs_reader_follows_lmms_eval(answer, index):
     assert parse_vitatecs_option(answer, ["A man opens the door.", "a man closes the door"]) == index
 
