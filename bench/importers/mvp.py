@@ -40,6 +40,13 @@ def parse_answer(response: str) -> int | None:
     return "ab".index((found[1] if len(found) > 1 else found[0])[1].lower())
 
 
+def parse_choice(answer: str, options: Sequence[str], **_: object) -> int:
+    """The option of a generated answer (an API model's) as :func:`parse_answer` reads it: its index among the two
+    options shown, -1 when it names none."""
+    picked = parse_answer(answer)
+    return -1 if picked is None or picked >= len(options) else picked
+
+
 def _answer(row: dict, path: Path, where: str) -> tuple[str, str, str]:
     """(video_id, the answer as given, its kind: "text" of an option or a "response" to parse)."""
     if "row_id" in row and "model_answer" in row:

@@ -23,6 +23,7 @@ answer the rules cannot match counts 0 and stays in ``n``, as ``--disable_llm`` 
 from __future__ import annotations
 
 import math
+import string
 from pathlib import Path
 from typing import Sequence
 
@@ -65,10 +66,11 @@ def _forms(line: str) -> tuple[str, str, str, str]:
     return line, line.split(": ")[1], name, short
 
 
-def read_caption_matching(prediction: str, question: str) -> str | None:
-    """What ``eval_rule`` (``eval_caption_matching.py`` L18-35) matches a (cleaned) prediction with: an option line,
-    a sentence or a name; None when nothing matches. Later rules override earlier ones, as there."""
-    forms = [_forms(line) for line in question.split("\n")[1:]]
+def read_caption_matching(prediction: str, lines: Sequence[str]) -> str | None:
+    """What ``eval_rule`` (``eval_caption_matching.py`` L18-35) matches a (cleaned) prediction with among a question's
+    option ``lines``: an option line, a sentence or a name; None when nothing matches. Later rules override earlier
+    ones, as there."""
+    forms = [_forms(line) for line in lines]
     found = None
     for line, _, _, _ in forms:
         if line == prediction:
@@ -87,22 +89,41 @@ def caption_matching_rating(found: str, answer: str) -> int:
     return int(found in (answer, answer.split(":")[0], answer.split(": ")[1], answer.split(": ")[0].split()[1]))
 
 
-def _choice(item: Item, task: str, prediction: str | None, question: str) -> int:
-    """The option the official rules read (-1: none, or a letter naming no option; captioning: always -1)."""
-    answer, target = item.labels["answer"], item.truth[0][0]
-    if prediction is None or task == "captioning":
-        return -1
+def _choice(task: str, prediction: str, answer: str, lines: Sequence[str], target: int) -> int:
+    """The option a (cleaned) prediction names among a question's option ``lines`` as the official rules of ``task``
+    read it (multi-choice, caption_matching); ``answer``: the true line, the ``target``-th. -1: none, or a letter that
+    names no option."""
     if task == "multi-choice":
         letter = read_multi_choice(prediction, answer)
-        index = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".find(letter) if letter else -1
-        return index if 0 <= index < len(item.texts) else -1
-    found = read_caption_matching(prediction, question)
+        index = string.ascii_uppercase.find(letter) if letter else -1
+        return index if 0 <= index < len(lines) else -1
+    found = read_caption_matching(prediction, lines)
     if found is None:
         return -1
     if caption_matching_rating(found, answer):
         return target
-    lines = question.split("\n")[1:]
     return next((k for k, line in enumerate(lines) if k != target and found in _forms(line)), -1)
+
+
+def parse_yes_no(answer: str) -> float:
+    """A generated Yes/No answer (an API model's) read as ``eval_yes_no.py`` reads it: 1.0 (yes), 0.0 (no), else
+    NaN."""
+    said = read_yes_no(cleaned(answer))
+    return math.nan if said is None else float(said == "yes")
+
+
+def parse_choice(answer: str, options: Sequence[str], *, item: Item, order: Sequence[int], **_: object) -> int:
+    """A generated answer (an API model's) to a multi-choice or caption-matching question, asked with ``options`` (the
+    item's texts in ``order``), read as the official rules read a prediction of the question as shown: its lines
+    ``A. <text>`` (multi-choice) or ``<name>: <text>`` (caption matching, names in place); the index of the option
+    named, -1 for none."""
+    task = item.labels["format"]
+    if task == "caption_matching":
+        lines = [f"{name}: {text}" for name, text in zip(item.labels["option_names"], options)]
+    else:
+        lines = [f"{letter}. {text}" for letter, text in zip(string.ascii_uppercase, options)]
+    target = list(order).index(item.truth[0][0])
+    return _choice(task, cleaned(answer), lines[target], lines, target)
 
 
 def _record(record: object, path: Path, where: str) -> tuple[str, str, str | None, str]:
@@ -164,11 +185,12 @@ def import_tempcompass(items: Sequence[Item], files: Sequence[Path], **_: object
                     question, answer, prediction, raw = _record(record, path, where)
                     _check(item, task, question, answer, path, where)
                     if task == "yes_no":
-                        said = None if prediction is None else read_yes_no(prediction)
-                        score = math.nan if said is None else float(said == "yes")
+                        score = math.nan if prediction is None else parse_yes_no(prediction)
                         pair.append({"item_id": item_id, "clip": 0, "text": 0, "score": score, "answer": raw})
                     else:
+                        chosen = -1 if prediction is None or task == "captioning" else _choice(
+                            task, prediction, item.labels["answer"], question.split("\n")[1:], item.truth[0][0])
                         choice.append({"item_id": item_id, "axis": "text", "query": 0,
                                        "options": list(range(len(item.texts))), "logits": [math.nan] * len(item.texts),
-                                       "choice": _choice(item, task, prediction, question), "answer": raw})
+                                       "choice": chosen, "answer": raw})
     return pair, choice, "answer"

@@ -3,9 +3,10 @@ them (mu-cai/TemporalBench ``eval/llava-onevision.py`` L119, ``eval/gpt-4o.py``)
 ``outputs/temporalbench_{short,long}_qa/<model>-frame<n>.jsonl``, or lmms-eval's logged samples (``--log_samples``),
 whose ``temporalbench_score`` entry holds the question (``item``) and the response (``pred``).
 
-A response is read as ``get_qa_acc.py`` L49 reads it: its first character, case aside, is the letter chosen. A first
-character that is neither A nor B (or an empty response, on which ``get_qa_acc.py`` fails) is stored as unparsed
-(choice -1): wrong and counted, as the official score counts it.
+A response is read as ``get_qa_acc.py`` L49 reads it: its first character, case aside, is the letter chosen
+(:func:`bench.importers.common.parse_letter`, Vinoground's rule too). A first character that is neither A nor B (or an
+empty response, on which ``get_qa_acc.py`` fails) is stored as unparsed (choice -1): wrong and counted, as the official
+score counts it.
 """
 
 from __future__ import annotations
@@ -14,14 +15,9 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from bench.importers.common import rows, stored_answer
+from bench.importers.common import parse_letter, rows, stored_answer
 from bench.items import Item
 from bench.loaders.common import LoaderError
-
-
-def first_letter(response: str) -> int | None:
-    """0 (A) or 1 (B) when the response's first character is that letter in either case, else None."""
-    return "ab".index(response[0].lower()) if response[:1].lower() in ("a", "b") else None
 
 
 def _answer(row: dict, path: Path, where: str) -> tuple[str, str]:
@@ -49,8 +45,6 @@ def import_temporalbench(items: Sequence[Item], files: Sequence[Path], **_: obje
             if idx in seen:
                 raise LoaderError(path, where, f"a second response for {idx!r} (first: {seen[idx]})")
             seen[idx] = f"{path.name} {where}"
-            picked = first_letter(response)
-            choice.append({"item_id": idx, "axis": "text", "query": 0, "options": [0, 1],
-                           "logits": [math.nan, math.nan], "choice": -1 if picked is None else picked,
-                           "answer": stored_answer(response)})
+            choice.append({"item_id": idx, "axis": "text", "query": 0, "options": [0, 1], "logits": [math.nan, math.nan],
+                           "choice": parse_letter(response, (0, 1)), "answer": stored_answer(response)})
     return [], choice, "answer"

@@ -36,10 +36,14 @@ def check_ans(pred: str, gt: str) -> bool:
     return pred_option.replace(".", "") in gt_option or gt_option in pred_option
 
 
+def _gt(truth: int, options: Sequence[str]) -> str:
+    """``(<letter>) <answer>``, as ``qa_template`` writes the true option of a question (L136-141)."""
+    return f"({string.ascii_uppercase[truth]}) {options[truth]}"
+
+
 def gt_of(item: Item) -> str:
-    """The ``gt`` the notebook writes for an item: ``(<letter>) <answer>`` (``qa_template``, L136-141)."""
-    truth = item.truth[0][0]
-    return f"({string.ascii_uppercase[truth]}) {item.texts[truth]}"
+    """The ``gt`` the notebook writes for an item."""
+    return _gt(item.truth[0][0], item.texts)
 
 
 def named_option(pred: str, n: int) -> int:
@@ -47,6 +51,21 @@ def named_option(pred: str, n: int) -> int:
     found = OPTION_WORD.match(pred.lower().split(" ")[0].replace(".", ""))
     index = string.ascii_lowercase.index(found["letter"]) if found else -1
     return index if index < n else -1
+
+
+def read_option(pred: str, truth: int, options: Sequence[str]) -> int:
+    """The option an answer counts as, for a question showing ``options`` whose ``truth``-th is true: that one when
+    ``check_ans`` accepts the answer, else the option its first word names (:func:`named_option`), -1 for none."""
+    if check_ans(pred, _gt(truth, options)):
+        return truth
+    named = named_option(pred, len(options))
+    return named if named != truth else -1
+
+
+def parse_choice(answer: str, options: Sequence[str], *, item: Item, order: Sequence[int], **_: object) -> int:
+    """A generated answer (an API model's) read as the official notebook reads one (:func:`read_option`), the
+    question's options shown in ``order``."""
+    return read_option(answer, list(order).index(item.truth[0][0]), options)
 
 
 def _results(path: Path) -> tuple[dict, list]:
@@ -91,10 +110,8 @@ def import_tvbench(items: Sequence[Item], files: Sequence[Path], **_: object) ->
                     raise LoaderError(path, place, f"gt {entry['gt']!r} is not {item.item_id}'s answer "
                                                    f"{gt_of(item)!r}: the file answers other questions, or in "
                                                    "another order")
-                accepted = check_ans(entry["pred"], entry["gt"])
-                right += accepted
-                named = named_option(entry["pred"], len(item.texts))
-                chosen = item.truth[0][0] if accepted else named if named != item.truth[0][0] else -1
+                chosen = read_option(entry["pred"], item.truth[0][0], item.texts)
+                right += chosen == item.truth[0][0]
                 choice.append({"item_id": item.item_id, "axis": "text", "query": 0,
                                "options": list(range(len(item.texts))), "logits": [math.nan] * len(item.texts),
                                "choice": chosen, "answer": entry["pred"]})

@@ -10,12 +10,14 @@ from bench.registry import resolve
 
 @dataclass(frozen=True)
 class Family:
-    """A backend class (``"module:Class"``) and the protocols it serves (the first is the default)."""
+    """A backend class (``"module:Class"``) and the protocols it serves (the first is the default); ``remote``: the
+    model is served elsewhere (no config or weights to read here; it is reached through a run's ``endpoint``)."""
 
     name: str
     backend: str
     protocols: tuple[str, ...]
     summary: str
+    remote: bool = False
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
@@ -27,6 +29,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "Qwen2-VL, LLaVA-OneVision, Video-LLaVA...: next-token logits of Yes/No or option letters"),
     Family("textlm", "bench.scoring.backends.textlm:TextLMBackend", ("loglik",),
            "GPT-2, OPT...: log-likelihood of each text, no video"),
+    Family("api", "bench.scoring.backends.api:ApiBackend", ("entail", "mc"),
+           "GPT, Gemini, Claude, vLLM or SGLang servers behind an OpenAI-compatible endpoint (--endpoint): "
+           "answer-token log-probabilities where returned, else the answer text read by the paper's parser",
+           remote=True),
 )}
 # Model types whose family is not found from the transformers mappings below.
 MODEL_TYPES: dict[str, str] = {"xclip": "xclip"}

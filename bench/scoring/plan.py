@@ -15,11 +15,15 @@ from bench.frames.controls import control_policy
 from bench.items import Item, ItemSet
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
+from bench.scoring.api.answers import check_readers
 from bench.scoring.backends.base import folder_revision
-from bench.scoring.families import check_fits, check_protocol, infer_family
+from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
 from bench.scoring.hub import locate
 from bench.scoring.protocols import FORMAT, ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
+
+REMOTE = "api"
+"""The family of a run given an ``endpoint`` and no family."""
 
 
 def select_items(items: Sequence[Item], limit: int | None, spread: bool = False) -> list[Item]:
@@ -70,11 +74,12 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     benchmark = spec(config.source.benchmark)
     frame_policy = seeded(parse_policy(config.frame_policy), config.seed)
     blind = frame_policy.name == "none"
-    family = config.family
+    family = config.family or (REMOTE if config.endpoint else None)
+    remote = bool(family) and check_remote(family, config)
     if family:  # what can be checked without the model is checked before it is located
         protocol = checked_protocol(family, config, benchmark, blind)
-    model = locate(config.model) if isinstance(config.model, str) else config.model
-    if family and isinstance(model, str):
+    model = locate(config.model) if isinstance(config.model, str) and not remote else config.model
+    if family and isinstance(model, str) and not remote:
         check_fits(model, family)
     if not family:
         family = infer_family(model)
@@ -89,8 +94,23 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         frame_policy = policy("none")
     items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
     protocol.check(items)  # a prompt naming an item label an item lacks fails here, before a model loads
+    if remote:  # answers to be read as text need the benchmark's reader of them: said before anything is sent
+        check_readers(benchmark, protocol, benchmark.backend_defaults(family, config.options).get("answers", "auto"))
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
     return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+
+
+def check_remote(family: str, config: ScoreConfig) -> bool:
+    """Whether ``family`` is served remotely; a one-line error when it is and no endpoint is given, or an endpoint is
+    given for a local family."""
+    check_protocol(family, None)
+    remote = FAMILIES[family].remote
+    if remote and config.endpoint is None:
+        raise ValueError(f"the {family} family needs --endpoint URL (an OpenAI-compatible base URL, e.g. "
+                         "https://api.openai.com/v1) and --model NAME (the model it serves)")
+    if not remote and config.endpoint is not None:
+        raise ValueError(f"--endpoint is for models served elsewhere (--family {REMOTE}), not the {family} family")
+    return remote
 
 
 def asked_items(items: Sequence[Item], protocol: ScoringProtocol, benchmark: BenchmarkSpec) -> list[Item]:
@@ -105,8 +125,10 @@ def asked_items(items: Sequence[Item], protocol: ScoringProtocol, benchmark: Ben
 
 
 def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:
-    """The run's protocol for ``family``; a blind run (no frames) of a protocol that needs them is refused."""
-    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
+    """The run's protocol for ``family`` (a remote model's: the prompt its paper asked closed models, where it has
+    one); a blind run (no frames) of a protocol that needs them is refused."""
+    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt,
+                             closed=FAMILIES[family].remote)
     if blind and protocol.uses_frames and not protocol.blind_ok:
         raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
                          "question-answering protocol (entail, mc)")
@@ -120,9 +142,12 @@ def check_stored(config: ScoreConfig, plan: Plan) -> None:
     stored = plan.out / MANIFEST
     if not stored.is_file():
         return
-    revision = folder_revision(plan.model) if isinstance(plan.model, str) else None
+    remote = FAMILIES[plan.family].remote
+    revision = folder_revision(plan.model) if isinstance(plan.model, str) and not remote else None
     stored_revision = str(json.loads(stored.read_text()).get("revision") or "")
-    unknown = [] if revision and stored_revision.startswith("files:") else ["revision"]
+    unknown = [] if revision and stored_revision.startswith("files:") or remote else ["revision"]
+    if remote:  # answers read as log-probabilities or as text: known once the endpoint is asked
+        unknown.append("measure")
     size = config.size if plan.protocol.uses_frames else None
     if size == "auto":
         unknown.append("frame_size")

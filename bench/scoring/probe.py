@@ -10,12 +10,13 @@ clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from bench.config import Manifest
+from bench.config import Endpoint, Manifest
 from bench.frames import FrameCache, FrameError, FramePolicy, decode, parse_policy, policy, sample_frames
 from bench.frames.controls import AS_IS, control_policy
 from bench.items import Clip, Item
@@ -87,21 +88,32 @@ def probe_item(video: str | Clip, texts: Sequence[str], start: float | None = No
 def run_setup(manifest: Manifest) -> dict[str, Any]:
     """The :func:`probe` arguments that ask a model as the run of ``manifest`` asked it (model, family, frame
     policy, backend options, and for a Video-LLM asked Yes/No its prompt; a Video-LLM asked A/B is probed Yes/No with
-    the ``yes-no`` prompt)."""
+    the ``yes-no`` prompt; a remote model at the endpoint its run recorded)."""
     described = dict(manifest.frame_policy or {"name": "uniform", "k": 8})
     prompt = (manifest.prompt or {}).get("template") if manifest.protocol == "entail" else None
+    details = manifest.details or {}
+    endpoint = Endpoint(details["endpoint"], details.get("api_key_env") or "OPENAI_API_KEY") \
+        if details.get("endpoint") else None
     return {"model": str(manifest.model), "family": manifest.family,
             "frame_policy": policy(described.pop("name"), **described), "options": dict(manifest.options or {}),
-            "prompt": prompt, "seed": int(manifest.seed or 0)}
+            "prompt": prompt, "seed": int(manifest.seed or 0), "endpoint": endpoint}
 
 
-def resolve_model(model: str, family: str | None) -> tuple[str, str]:
-    """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads."""
-    from bench.scoring.families import check_fits, check_protocol, infer_family
+def resolve_model(model: str, family: str | None, endpoint: Endpoint | None = None) -> tuple[str, str]:
+    """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads (a
+    model behind ``endpoint`` is its name, of the api family)."""
+    from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
     from bench.scoring.hub import locate
 
+    family = family or ("api" if endpoint is not None else None)
     if family is not None:
         check_protocol(family, None)
+        if FAMILIES[family].remote != (endpoint is not None):
+            raise ValueError(f"--endpoint goes with --family api (a model served elsewhere), not with {family}"
+                             if endpoint is not None else f"the {family} family needs --endpoint URL")
+        if endpoint is not None:
+            endpoint.check()
+            return model, family
     located = locate(model)
     if family is None:
         return located, infer_family(located)
@@ -113,11 +125,12 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
           frame_policy: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
           start: float | None = None, end: float | None = None, device: str = "auto", dtype: str = "auto",
           options: Mapping[str, Any] | None = None, seed: int = 0, size: Any = "auto", decoder: str = "decord",
-          models: WarmModels = MODELS, cache: FrameCache | None = FRAMES) -> Probe:
+          models: WarmModels = MODELS, cache: FrameCache | None = FRAMES, endpoint: Endpoint | None = None) -> Probe:
     """Score ``texts`` against ``video`` (its window ``start``-``end`` in seconds) with ``model``, the frames
     sampled by ``frame_policy`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
     ``control``. Everything that can be checked is checked before the model loads (texts, control, policy, prompt,
-    model, video); a model that cannot answer raises :class:`ProbeError`."""
+    model, video); a model that cannot answer raises :class:`ProbeError`. ``endpoint``: where a remote model (family
+    ``api``) is served; each probe of it is one request per text (answered as a run of it answers)."""
     from bench.frames import seeded
     from bench.scoring.chunks import ChunkVideos, frame_size, score_items
     from bench.scoring.devices import resolve_device
@@ -126,7 +139,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         raise ValueError("give at least one text to score")
     item = probe_item(video, texts, start, end)
     base = frame_policy if isinstance(frame_policy, FramePolicy) else parse_policy(frame_policy or DEFAULT_FRAMES)
-    located, family = resolve_model(model, family)
+    located, family = resolve_model(model, family, endpoint)
     protocol = probe_protocol(family, prompt)
     sampling = seeded(control_policy(control, base, protocol.blind_ok), seed)
     blind = sampling.name == "none"
@@ -141,13 +154,15 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
     device = resolve_device(device)
-    warm = models.get(located, family, device, dtype, options)
+    remote = {"endpoint": dataclasses.asdict(endpoint)} if endpoint is not None else {}
+    warm = models.get(located, family, device, dtype, {**dict(options or {}), **remote})
     started = time.perf_counter()
     backend = warm.backend
     needed = getattr(backend, "frames_needed", None)
     if frame_policy is None and needed and protocol.uses_frames and not blind:
         sampling = seeded(control_policy(control, policy("uniform", k=needed), protocol.blind_ok), seed)
     backend.prepare(protocol.answers)
+    protocol = backend.answering(protocol)
     backend.reset()
     videos = None
     if protocol.uses_frames:

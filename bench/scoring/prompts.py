@@ -20,7 +20,13 @@ PROMPTS: dict[str, str] = {
         "Carefully watch the video and pay attention to the sequence of events, the details and actions of persons.\n"
         "Here is a caption that describes the video: {caption}\nBased on your observation, does the given video "
         "entail the caption? Just answer with either Yes or No. "),
-    # VELOCITI vidllm_eval.py (verbatim); asked with the positive as A, then as B
+    # VELOCITI gemini/eval.py L90 (verbatim): the closed models' copy, without the trailing space
+    "velociti-entail-closed": (
+        "Carefully watch the video and pay attention to the sequence of events, the details and actions of persons.\n"
+        "Here is a caption that describes the video: {caption}\nBased on your observation, does the given video "
+        "entail the caption? Just answer with either Yes or No."),
+    # VELOCITI vidllm_eval.py (verbatim; gemini/eval.py L92 asks closed models the same); asked with the positive as
+    # A, then as B
     "velociti-mcq": (
         "Carefully watch the video and pay attention to the sequence of events, the details and actions of persons. "
         "Here are two captions that describe the video. A) {option_a} B) {option_b}\nBased on your observation, "
@@ -66,6 +72,8 @@ PROMPTS: dict[str, str] = {
 TEXT_FIELDS = frozenset({"caption", "option_a", "option_b", "options"})
 # Ours, where a benchmark names no prompt of its own (``BenchmarkSpec.prompts``).
 FALLBACK = {"entail": "yes-no", "choice": "choice"}
+CLOSED = "closed_"
+"""Prefix of a ``BenchmarkSpec.prompts`` kind a paper asked closed (API) models in other words than open ones."""
 # lmms-eval's VITATECS task (utils.py, process_option_for_question): a "." appended when missing, then capitalize()
 OPTION_STYLE = {"vitatecs-mc": lambda text: (text if text.endswith(".") else text + ".").capitalize()}
 # How an ``{options}`` line reads, per prompt (default ``A. text``): TVBench vqa_dataset.py L137 writes ``(A) text``

@@ -211,33 +211,38 @@ PROTOCOLS: dict[str, type[ScoringProtocol]] = {p.name: p for p in (Similarity, E
 KINDS = {"entail": "entail", "mc": "choice"}  # protocol -> the kind of prompt it asks (BenchmarkSpec.prompts)
 
 
-def _by_format(name: str, benchmark: BenchmarkSpec, prompt: str | None) -> dict[str, tuple[str, str]]:
+def _by_format(name: str, benchmark: BenchmarkSpec, prompt: str | None,
+               default: str | None) -> dict[str, tuple[str, str]]:
     """The prompt of each item format that names its own for protocol ``name`` (none when ``prompt`` is given: it is
-    asked of every format)."""
+    asked of every format); ``default``: the benchmark's prompt of the protocol's kind."""
     if prompt is not None:
         return {}
     kind = KINDS[name]
-    return {f: prompts.resolve(asked[name], benchmark.prompts.get(kind), kind)
+    return {f: prompts.resolve(asked[name], default, kind)
             for f, asked in benchmark.formats.items() if asked.get(name)}
 
 
-def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None) -> ScoringProtocol:
+def make_protocol(name: str, benchmark: BenchmarkSpec, prompt: str | None = None, *,
+                  closed: bool = False) -> ScoringProtocol:
     """The protocol ``name`` for ``benchmark``, with ``prompt`` (a prompt name or template) or the benchmark's own
-    (per item format, where the benchmark names formats).
+    (per item format, where the benchmark names formats; ``closed``: the one its paper asked closed models, where it
+    names one: ``closed_entail``...).
 
     Unknown names, prompts given to protocols that take none, and a protocol the benchmark asks of none of its item
     formats are one-line errors.
     """
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")
+    own = {k: benchmark.prompts.get(prompts.CLOSED + k if closed else k) or benchmark.prompts.get(k)
+           for k in ("entail", "choice", "video_choice")}
     made: ScoringProtocol
     if name == "entail":
-        made = Entailment(*prompts.resolve(prompt, benchmark.prompts.get("entail"), "entail"),
-                          _by_format(name, benchmark, prompt))
+        made = Entailment(*prompts.resolve(prompt, own["entail"], "entail"),
+                          _by_format(name, benchmark, prompt, own["entail"]))
     elif name == "mc":
-        video = benchmark.prompts.get("video_choice")
-        made = MultipleChoice(*prompts.resolve(prompt, benchmark.prompts.get("choice"), "choice"),
-                              prompts.PROMPTS[video] if video else None, _by_format(name, benchmark, prompt))
+        video = prompts.PROMPTS[own["video_choice"]] if own["video_choice"] else None
+        made = MultipleChoice(*prompts.resolve(prompt, own["choice"], "choice"), video,
+                              _by_format(name, benchmark, prompt, own["choice"]))
     elif prompt is not None:
         raise ValueError(f"the {name} protocol asks no question, so it takes no --prompt")
     else:

@@ -9,7 +9,8 @@ import math
 import pytest
 from fixtures_temporalbench import long_entries, short_entries, write_temporalbench
 
-from bench.importers.temporalbench import first_letter, import_temporalbench
+from bench.importers.common import parse_letter
+from bench.importers.temporalbench import import_temporalbench
 from bench.items import Clip, Item
 from bench.loaders import load
 from bench.metrics import Settings, item_correct, metric_table
@@ -95,8 +96,8 @@ def test_mba_by_category_groups_a_video_s_questions_of_that_category():
 
 
 def test_responses_are_read_by_their_first_character():
-    assert [first_letter(r) for r in ("A", "b. then", "B", " A", "", "The answer is B", "c")] == \
-        [0, 1, 1, None, None, None, None]
+    assert [parse_letter(r, "AB") for r in ("A", "b. then", "B", " A", "", "The answer is B", "c")] == \
+        [0, 1, 1, -1, -1, -1, -1]
 
 
 def test_lmms_eval_samples_and_broken_files(tmp_path):

@@ -72,6 +72,12 @@ class Backend:
     def prepare(self, answers: Sequence[str]) -> None:
         """Check, before any scoring, that the backend can score these answer words (Video-LLMs override this)."""
 
+    def answering(self, protocol, benchmark=None, folder: str | os.PathLike | None = None):
+        """The protocol as this backend answers it, for ``benchmark`` (its spec), with ``folder`` the run folder it may
+        keep each answer in as it comes; by default the protocol as it is (a remote model's reads its responses:
+        :mod:`bench.scoring.backends.api`)."""
+        return protocol
+
     def frame_fit(self) -> Fit | None:
         """The size the processor resizes frames to, as a rule the decoder can follow (None: unknown, or a processor
         that does not resize)."""
