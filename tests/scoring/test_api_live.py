@@ -211,6 +211,47 @@ def test_multiple_choice_through_the_server_reads_letters_with_the_papers_parser
         assert row["choice"] == (row["options"][index] if index >= 0 else -1)
 
 
+@pytest.mark.parametrize("name", ["tempcompass", "tvbench", "mvp", "temporalbench"])
+def test_the_newer_benchmarks_answers_are_read_by_their_own_readers_in_the_order_shown(served, sample, tmp_path,
+                                                                                        capsys, name):
+    from bench.loaders import load
+    from bench.registry import spec
+
+    url, model = served
+    s = sample[name]
+    out = tmp_path / name
+    proxy = FaultProxy(url)
+    try:
+        entail = main(["score", name, str(s.data_path), "--video-root", str(s.video_root), "--endpoint", proxy.url,
+                       "--model", model, "--protocol", "entail", "-b", "answers=text", "--limit", "1", "--out",
+                       str(out), *SETTINGS])
+        said = capsys.readouterr().err.strip().splitlines()
+        if name in ("mvp", "tvbench"):  # Yes/No text they have no reader of: one line, and not one request sent
+            assert entail == 2 and proxy.connections == 0 and len(said) == 1
+            assert f"{spec(name).title} has no reader of Yes/No answers given as text" in said[0]
+        else:
+            assert entail == 0 and proxy.connections
+        out = tmp_path / f"{name}-mc"
+        assert main(["score", name, str(s.data_path), "--video-root", str(s.video_root), "--endpoint", proxy.url,
+                     "--model", model, "--protocol", "mc", "--limit", "12", "--spread", "--out", str(out), *SETTINGS]) == 0
+    finally:
+        proxy.close()
+    run = read_run(out)
+    assert run.manifest.measure == "answer" and len(run.choice) and not len(run.failures)
+    items = {it.item_id: it for it in load(name, s.data_path, video_root=s.video_root)}
+    if name == "tempcompass":
+        assert {items[i].labels["format"] for i in run.choice["item_id"]} <= {"multi-choice", "caption_matching"}
+    read = spec(name).answer_parser("choice")
+    for _, row in run.choice.iterrows():
+        item = items[row["item_id"]]
+        shown = [item.texts[o] for o in row["options"]]
+        index = read(row["answer"], shown, item=item, order=list(row["options"])) if row["answer"] != "None" else -1
+        assert row["choice"] == (row["options"][index] if index >= 0 else -1), row["answer"]
+    # the fixture answers MVP's and TemporalBench's prompts with letters; TempCompass' and TVBench's with "No", "NoA",
+    # "BA" or "Yes", which their rules read as no option (tests/scoring/test_api_benchmarks.py reads parsed ones)
+    assert (run.choice["choice"] >= 0).any() == (name in ("mvp", "temporalbench"))
+
+
 def test_a_probe_asks_as_the_run_did_and_gets_its_answers(served, reference):
     from bench.scoring.probe import probe, run_setup
     from bench.scoring.warm import WarmModels
