@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fixtures_study import world_benchmarks
 
 from bench.cli import main
 from bench.metrics import Settings, run_table
@@ -131,10 +132,7 @@ def test_a_study_reading_mvp_from_the_world_has_the_world_write_it(tmp_path, mon
 @pytest.mark.slow
 def test_a_study_of_both_with_controls_and_its_report(sample, tiny, tmp_path, capsys):
     parts = ['[study]\nruns = "runs"\nreport = "report"\n']
-    for name in BENCHMARKS:
-        s = sample[name]
-        parts.append(f'[[benchmarks]]\nname = "{name}"\ndata = "{s.data_path}"\nvideos = "{s.video_root}"\n'
-                     f'options = {{ labels = "{s.loader_options["labels"]}" }}\n')
+    parts += world_benchmarks(sample, BENCHMARKS)
     parts.append(f'[[models]]\nname = "tiny"\nmodel = "{tiny("clip")}"\nfamily = "contrastive"\n'
                  f'frames = "uniform:k=2"\ncontrols = ["shuffled", "blind"]\n')
     parts.append(f'[[models]]\nname = "tiny qwen"\nmodel = "{tiny("qwen2vl")}"\nfamily = "videollm"\n'

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fixtures_study import world_benchmarks
 
 from bench.cli import main
 from bench.metrics import Settings, run_table
@@ -25,10 +26,7 @@ def studied(sample, tiny, tmp_path_factory):
     blind control); the run folders."""
     root = tmp_path_factory.mktemp("study")
     parts = ['[study]\nruns = "runs"\n']
-    for name in BENCHMARKS:
-        s = sample[name]
-        parts.append(f'[[benchmarks]]\nname = "{name}"\ndata = "{s.data_path}"\nvideos = "{s.video_root}"\n'
-                     f'options = {{ labels = "{s.loader_options["labels"]}" }}\n')
+    parts += world_benchmarks(sample, BENCHMARKS)
     parts.append(f'[[models]]\nname = "qwen"\nmodel = "{tiny("qwen2vl")}"\nfamily = "videollm"\nprotocol = "mc"\n'
                  f'frames = "uniform:k=4"\ncontrols = ["reversed"]\n')
     parts.append(f'[[models]]\nname = "clip"\nmodel = "{tiny("clip")}"\nfamily = "contrastive"\n'

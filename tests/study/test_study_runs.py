@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures_study import world_benchmarks
 
 from bench.cli import main
 from bench.paths import PROJECT_ROOT
@@ -23,10 +24,7 @@ BENCHMARKS = ("vitatecs", "velociti")
 
 def _study(tmp_path: Path, sample, tiny, controls: list[str]) -> Path:
     parts = ['[study]\nruns = "runs"\n']
-    for name in BENCHMARKS:
-        s = sample[name]
-        parts.append(f'[[benchmarks]]\nname = "{name}"\ndata = "{s.data_path}"\nvideos = "{s.video_root}"\n'
-                     f'options = {{ labels = "{s.loader_options["labels"]}" }}\n')
+    parts += world_benchmarks(sample, BENCHMARKS)
     parts.append(f'[[models]]\nname = "tiny"\nmodel = "{tiny("clip")}"\nfamily = "contrastive"\n'
                  f'frames = "uniform:k=4"\ncontrols = {json.dumps(controls)}\n')
     path = tmp_path / "study.toml"
