@@ -57,7 +57,7 @@ function render({ model, el: root }) {
       tr.dataset.id = row.id;
       row.cells.forEach((value, i) => {
         const kind = kinds[i] || "text";
-        const mark = value === "✓" ? "fb-right" : value === "✗" ? "fb-wrong" : "fb-none";
+        const mark = value === "✓" ? "fb-right" : value === "✗" ? "fb-wrong" : value === "tie" ? "fb-tie" : "fb-none";
         const cls = kind === "correct" ? mark : `fb-${kind}`;
         tr.appendChild(el("td", cls, value));
       });

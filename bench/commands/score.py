@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from bench.commands.options import add_command, add_source, parse_options, source_of
 
@@ -86,7 +87,20 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if ranks_of().leader:
         print(f"run stored in {out}")
+        _warn_ties(out)
     return 0
+
+
+def _warn_ties(out: Path) -> None:
+    """One line on stderr when ties decided a notable share of the run's items."""
+    import sys
+
+    from bench.metrics.pooled import tie_line
+    from bench.store import read_run
+
+    line = tie_line(read_run(out))
+    if line:
+        print(f"foilbench score: warning: {out.name}: {line}", file=sys.stderr)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
