@@ -101,10 +101,9 @@ def _demo(args: argparse.Namespace) -> int:
     runs = [read_run(p) for p in paths]
     warned = tie_lines(runs)
     if warned:
-        print("\nRuns whose true and false texts often scored exactly alike (judged not told apart everywhere):")
-        print("\n".join(warned))
+        print("\n" + "\n".join(warned))
     print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; a tied item is not told "
-          "apart, as in `foilbench compare`; * above chance, every tie counted as a fair coin's share):")
+          "apart, as in `foilbench compare`; * chance below the interval):")
     print(foil_type_table(pool_runs(runs, "foil_type")))
     print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A; a share is over "
           "the answers that chose, a tied answer is neither):")

@@ -20,8 +20,8 @@ EXAMPLE = """examples:
 Values, intervals and chance levels print as percentages. Ties follow --ties (default official: what each
 benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
 decided. '*' marks a result better than chance, one-sided (for "MC bias (B-A)": different from 0, a choice bias);
-the test counts a tie as a fair coin's share (1/k) whatever --ties says, so a model that scores everything alike is
-never starred (without ties a star means the interval lies above chance). 'holm' repeats the mark after Holm's
+the test counts a tie as no more than a fair coin's share (1/k) whatever --ties says, so a tie never earns a star and
+a model that scores everything alike is never starred (without ties a star means the interval lies above chance). 'holm' repeats the mark after Holm's
 correction over the rows of one breakdown. --pool LABEL pools runs of the same name over benchmarks: one judgement
 per item (did the true text win outright, by the benchmark's own per-item score; a tie is not a win, as in
 `foilbench compare`, or a fair coin's share with --ties expected), accuracy per value of LABEL, 'tied' the items a
@@ -112,8 +112,8 @@ def describe(settings, ties: str) -> str:
     """The header line: tie policy, interval methods and what the marks mean."""
     return (f"ties: {ties}; {settings.level:.0%} intervals: exact Clopper-Pearson for shares of items, MOVER for "
             f"averages of tests, bootstrap ({settings.n_boot} resamples) for AUROC and mAP; * = better than chance, "
-            f"one-sided p < {settings.alpha:.3g}, every tie counted as a fair coin's share (1/k) whatever the tie "
-            f"policy; holm = the same after Holm's correction per breakdown")
+            f"one-sided p < {settings.alpha:.3g}, a tie counted as no more than a fair coin's share (1/k) whatever the "
+            f"tie policy; holm = the same after Holm's correction per breakdown")
 
 
 def format_pooled(table) -> str:
@@ -148,8 +148,8 @@ def pooled(args: argparse.Namespace) -> int:
         benchmarks = ", ".join(dict.fromkeys(r.manifest.benchmark for r in runs))
         judged = "a tie counts 1/k" if args.ties == "expected" else "a tie is not told apart (wrong)"
         print(f"== pooled by {args.pool} over {len(runs)} run(s) of {benchmarks}: accuracy (%) with "
-              f"{args.level:.0%} exact interval, mean chance; {judged}; * = better than chance, one-sided "
-              f"p < {(1 - args.level) / 2:.3g} with every tie counted 1/k; tied = items a tie decided")
+              f"{args.level:.0%} exact interval, mean chance; {judged}; * = chance below the interval; tied = items "
+              f"a tie decided")
         print(format_pooled(table))
     sys.stdout.flush()
     return 0

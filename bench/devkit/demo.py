@@ -112,7 +112,7 @@ def reference_line(names: list[str], home: Path) -> str:
 
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
     """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (a tied item is not told
-    apart; ``*``: above chance with every tie counted as a fair coin's share) with its 95 % interval; then, per
+    apart; ``*``: chance below the interval) with its 95 % interval; then, per
     set-up, its items, the items a tie decided and the range of the chance level."""
     runs = [r for r in (runs or TABLE_RUNS) if r in set(pooled["run"])]
     rows = pooled[pooled["run"].isin(runs)]
@@ -132,12 +132,17 @@ def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
 
 
 def tie_lines(runs: list) -> list[str]:
-    """One warning line per stored run whose ties decided a notable share of its items
-    (:func:`bench.metrics.pooled.tie_line`)."""
-    from bench.metrics.pooled import tie_line
+    """The warning about the stored runs whose ties decided a notable share of their items
+    (:func:`bench.metrics.pooled.run_tie_count`): a heading with the likely causes, then one line per run (none when
+    no run's ties are notable)."""
+    from bench.metrics.pooled import run_tie_count
+    from bench.metrics.ties import TIE_CAUSES, notable, tied_items
 
-    found = [(run, tie_line(run)) for run in runs]
-    return [f"  {run.label} on {run.manifest.benchmark}: {line}" for run, line in found if line]
+    found = [(run, *run_tie_count(run)) for run in runs]
+    lines = [f"  {run.label} on {run.manifest.benchmark}: {tied_items(tied, n)}" for run, tied, n in found
+             if notable(tied, n)]
+    return [f"Runs whose true and false texts scored exactly alike on many items (ties, judged not told apart on "
+            f"every surface; likely causes: {TIE_CAUSES}):", *lines] if lines else []
 
 
 def both_orders_lines(right: pd.DataFrame) -> list[str]:

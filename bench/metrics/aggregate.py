@@ -6,9 +6,11 @@ Holm-corrected flags. Which interval and test each kind of row gets is in :mod:`
 modules build on these; :mod:`bench.metrics.dispatch` picks the benchmark's module.
 
 A row's value, interval and ``strict`` value follow the tie policy of its outcomes; its test against chance (``p_value``,
-``significant``) counts every tie as a fair coin's share, the outcomes' ``expected`` credit (also in the row's
-``expected`` column), whatever that policy: a model that scores everything alike is then exactly at chance. Without a
-tie the test is dual to the interval (starred exactly when chance lies below it).
+``significant``) counts a tie as no more than a fair coin's share (:func:`tested`: the lesser of the item's value and
+its ``expected`` credit, whatever the policy), so a tie never makes a row significant: a model that scores
+everything alike is at chance or below, never starred. The row's ``expected`` column is its value with every tie at
+a fair coin's share. Without a tie (or under the ``strict`` policy) the test is dual to the interval (starred exactly
+when chance lies below it).
 """
 
 from __future__ import annotations
@@ -70,8 +72,7 @@ def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float]
         n_tie: int = 0, n_dropped: int = 0, strict: float = float("nan"), expected: float = float("nan"),
         note: str = "") -> dict:
     """One table row; ``significant`` is ``p_value`` below the test's threshold (False when there is no test);
-    ``expected``: the value with every tie counted as a fair coin's share (the one ``p_value`` tests; NaN when the
-    row has no such value).
+    ``expected``: the value with every tie counted as a fair coin's share (NaN when the row has no such value).
 
     ``p_holm`` and ``significant_holm`` start uncorrected; :func:`with_holm` corrects them per family.
     """
@@ -89,7 +90,7 @@ def resampled(value: float, samples: np.ndarray, n: int, chance: float, settings
     spread (every item alike, e.g. all wrong at n = 4) the bootstrap says nothing, and the Clopper-Pearson interval of
     the mean over ``n`` units (its dual test at ``chance``) is used instead of a collapsed [v, v].
 
-    ``tested``: the statistic and its replicates with every tie counted as a fair coin's share, when they differ from
+    ``tested``: the statistic and its replicates with no tie counted above a fair coin's share, when they differ from
     ``value`` and ``samples``: the p-value is theirs, the interval stays ``value``'s."""
     tested_value, tested_samples = tested if tested is not None else (value, samples)
     finite = samples[~np.isnan(samples)] if len(samples) else samples
@@ -113,10 +114,26 @@ def _counts(group: pd.DataFrame) -> dict[str, int]:
             "n_dropped": int(group["dropped"].sum()) if "dropped" in group.columns else 0}
 
 
+def resampled_test(values: np.ndarray, coin: np.ndarray,
+                   settings: Settings) -> tuple[float, np.ndarray] | None:
+    """``(mean, bootstrap replicates)`` of the :func:`tested` credits ``coin`` for :func:`resampled`'s test, or None
+    when they are the ``values`` themselves (no tie counted above a fair coin's share)."""
+    if np.array_equal(values, coin):
+        return None
+    return float(coin.mean()), intervals.bootstrap_means(coin, settings.n_boot, settings.seed)
+
+
 def credits(group: pd.DataFrame, policy: str) -> np.ndarray:
     """The outcomes' credits under ``policy`` (``"strict"`` or ``"expected"``; the ``value`` column when the frame
     does not carry that policy's)."""
     return group[policy if policy in group.columns else "value"].to_numpy(float)
+
+
+def tested(group: pd.DataFrame) -> np.ndarray:
+    """The credits a test against chance counts: each outcome's value, a tie at no more than a fair coin's share
+    (the lesser of its value and its ``expected`` credit; the value for frames without that column)."""
+    values = group["value"].to_numpy(float)
+    return np.minimum(values, group["expected"].to_numpy(float)) if "expected" in group.columns else values
 
 
 def _mean(values: np.ndarray) -> float:
@@ -128,22 +145,21 @@ def summarize_group(metric: str, by: str, subset: str, group: pd.DataFrame, sett
     """The row of one metric over one group of outcomes: mean over the counted items, interval, mean chance, test.
 
     Successes (0/1, or fractional credit) get the Clopper-Pearson interval and the exact binomial test at the mean
-    chance; :data:`MEAN_METRICS` get the bootstrap; the test counts the ``expected`` credits (a tie as a fair coin's
-    share), the interval the values. Dropped items are left out of the value and of ``n`` and
+    chance; :data:`MEAN_METRICS` get the bootstrap; the test counts the :func:`tested` credits (a tie at no more than
+    a fair coin's share), the interval the values. Dropped items are left out of the value and of ``n`` and
     counted in ``n_dropped``; ``strict`` is the value when every tie fails, over the same ``n`` items as ``value``
     (every column of a row shares one denominator).
     """
     counted = _counted(group)
-    values, coin = counted["value"].to_numpy(float), credits(counted, "expected")
+    values, coin = counted["value"].to_numpy(float), tested(counted)
     n = len(values)
     value = _mean(values)
     chance = float(counted["chance"].mean()) if n else float("nan")
-    extra = {**_counts(group), "strict": _mean(credits(counted, "strict")), "expected": _mean(coin)}
+    extra = {**_counts(group), "strict": _mean(credits(counted, "strict")),
+             "expected": _mean(credits(counted, "expected"))}
     if metric in MEAN_METRICS:
         samples = intervals.bootstrap_means(values, settings.n_boot, settings.seed)
-        tested = None if np.array_equal(values, coin) else (
-            extra["expected"], intervals.bootstrap_means(coin, settings.n_boot, settings.seed))
-        ci, p_value, test = resampled(value, samples, n, chance, settings, tested)
+        ci, p_value, test = resampled(value, samples, n, chance, settings, resampled_test(values, coin, settings))
         return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, note=note, **extra)
     ci = intervals.clopper_pearson(float(values.sum()), n, settings.level)
     if n and chance >= 1.0 - 1e-12:
@@ -209,7 +225,7 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
 
     ``groups`` maps a group name to the subsets it pools (micro within a group, macro across groups). The interval
     is MOVER from each group's Clopper-Pearson limits; the test is its dual at the mean of the groups' chances, on the
-    groups' ``expected`` credits (a tie as a fair coin's share).
+    groups' :func:`tested` credits (a tie at no more than a fair coin's share).
     """
     frame = outcomes[outcomes["metric"] == metric]
     parts = [(g, frame[frame["subset"].isin(list(subs))]) for g, subs in groups.items()]
@@ -220,10 +236,10 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
     value = float(np.mean([c["value"].mean() for c in counted]))
     chance = float(np.mean([c["chance"].mean() for c in counted]))
     successes = [(float(c["value"].sum()), len(c)) for c in counted]
-    coin = [(float(credits(c, "expected").sum()), len(c)) for c in counted]
+    coin = [(float(tested(c).sum()), len(c)) for c in counted]
     everything = pd.concat([p for _, p in parts])
     extra = {**_counts(everything), "strict": float(np.mean([_mean(credits(c, "strict")) for c in counted])),
-             "expected": float(np.mean([k / n for k, n in coin]))}
+             "expected": float(np.mean([_mean(credits(c, "expected")) for c in counted]))}
     return row(name, by, subset, value, intervals.mover_interval(successes, settings.level), chance,
                sum(len(c) for c in counted), intervals.mover_p_value(coin, chance), settings, MOVER,
                note=note or f"mean over {len(parts)} groups: {', '.join(g for g, _ in parts)}", **extra)

@@ -9,8 +9,9 @@ per-item outcomes its benchmark's metric module gives for the item (ViLMA ``T``,
 
 Pooling mixes benchmarks whose released code breaks ties differently (ViLMA's caption wins a tie, VITATECS' loses it),
 so the pooled judgement follows no benchmark's rule: a tied item is not told apart (wrong), as in ``compare``; under
-the ``expected`` policy it counts a fair coin's share. The test against chance always counts the fair coin's share
-(``expected``), and each row says how many of its items a tie decided (``tied``).
+the ``expected`` policy it counts a fair coin's share. Either way a tie counts no more than a fair coin's share in
+the test against chance, which is dual to the interval, and each row says how many of its items a tie decided
+(``tied``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from bench.metrics.dispatch import benchmark_outcomes
-from bench.metrics.intervals import binomial_p_value, clopper_pearson, one_sided_alpha
+from bench.metrics.intervals import binomial_p_value, clopper_pearson
 from bench.metrics.ties import DEFAULT_TIES, tie_warning
 from bench.registry import spec
 
@@ -68,9 +69,9 @@ def judged(rows: pd.DataFrame, ties: str = DEFAULT_TIES) -> np.ndarray:
 def pooled_table(rows: pd.DataFrame, label: str, level: float = 0.95, ties: str = DEFAULT_TIES) -> pd.DataFrame:
     """Per run and value of ``label`` (rows of :func:`item_scores`, any number of runs and benchmarks):
     :data:`POOLED_COLUMNS`: accuracy in % (:func:`judged` under ``ties``) with its Clopper-Pearson interval, items,
-    mean chance (%), the one-sided exact binomial p-value against it with ties counted as a fair coin's share,
-    ``above`` (that p-value below ``(1 - level) / 2``) and ``tied`` (items a tie decided). Items that failed to score
-    count as wrong; items without the label are left out."""
+    mean chance (%), the one-sided exact binomial p-value against it, ``above`` (chance below the interval) and
+    ``tied`` (items a tie decided). Items that failed to score count as wrong; items without the label are left
+    out."""
     if label not in rows.columns:
         known = sorted(set(rows.columns) - set(ITEM_COLUMNS))
         raise ValueError(f"no item carries the label {label!r}; labels: {', '.join(known) or 'none'}")
@@ -78,14 +79,11 @@ def pooled_table(rows: pd.DataFrame, label: str, level: float = 0.95, ties: str 
     labelled = rows[rows[label].notna() & (rows[label] != "")]
     for (run, value), group in labelled.groupby(["run", label], sort=False):
         right, n = float(np.nansum(judged(group, ties))), len(group)
-        coin = float(np.nansum(judged(group, "expected")))
         chance = float(group["chance"].mean())
         low, high = clopper_pearson(right, n, level)
-        p_value = binomial_p_value(coin, n, chance)
         table.append({"run": run, "label": label, "value": value, "accuracy": 100 * right / n, "low": 100 * low,
-                      "high": 100 * high, "n": n, "chance": 100 * chance, "p": p_value,
-                      "above": bool(p_value < one_sided_alpha(level)),
-                      "tied": int(group["tie"].sum()) if "tie" in group.columns else 0})
+                      "high": 100 * high, "n": n, "chance": 100 * chance, "p": binomial_p_value(right, n, chance),
+                      "above": bool(low > chance), "tied": int(group["tie"].sum()) if "tie" in group.columns else 0})
     return pd.DataFrame(table, columns=POOLED_COLUMNS)
 
 
@@ -100,12 +98,17 @@ def run_ties(rows: pd.DataFrame) -> pd.DataFrame:
             .astype({"tied": int, "n": int}))
 
 
-def tie_line(run) -> str:
-    """The one-line warning (:func:`bench.metrics.ties.tie_warning`) about a stored run whose ties decided a notable
-    share of its items, judged by its benchmark's own per-item score; empty when they did not, or when no item of the
-    run is judged one by one."""
+def run_tie_count(run) -> tuple[int, int]:
+    """``(tied, n)``: the items of a stored run a tie decided, of those its benchmark's own per-item score judges
+    (0, 0 when it judges none one by one)."""
     try:
         rows = item_scores(run)
     except ValueError:
-        return ""
-    return tie_warning(int(rows["tie"].sum()), len(rows))
+        return 0, 0
+    return int(rows["tie"].sum()), len(rows)
+
+
+def tie_line(run) -> str:
+    """The one-line warning (:func:`bench.metrics.ties.tie_warning`) about a stored run whose ties decided a notable
+    share of its items (:func:`run_tie_count`); empty when they did not."""
+    return tie_warning(*run_tie_count(run))

@@ -15,8 +15,9 @@ true candidate wins). A benchmark's ``official`` rule is one of these, or a rank
 
 Which number uses which rule (docs/metrics.md, "Ties are not knowing"): a metric's *value* follows the policy asked
 for (``official`` by default: the number a paper would print); every *claim* about what a model can tell does not.
-A test against chance counts a tie as the share a fair coin would give it (the ``expected`` credit, 1/k), whatever
-the value's policy, so a model that scores everything alike is exactly at chance; a judgement of one item across runs
+A test against chance counts a tie as no more than the share a fair coin would give it (the ``expected`` credit,
+1/k), whatever the value's policy, so a tie never makes a number significant and a model that scores everything alike
+is never starred; a judgement of one item across runs
 (paired tests, agreement, controls, difficulty, the pooled tables) counts a tie as not told apart; an answer share
 ("share of A / Yes") counts a tied answer as neither. A surface shows the share of items a tie decided beside a value
 whenever it exceeds :data:`TIE_NOTICE`.
@@ -50,13 +51,17 @@ def notable(n_tie: int, n: int) -> bool:
     return n > 0 and n_tie / n > TIE_NOTICE
 
 
+def tied_items(n_tie: int, n: int) -> str:
+    """``"every item"`` or ``"22 of 150 items (15%)"``: how many items a tie decided, in words."""
+    return "every item" if n_tie == n else f"{n_tie} of {n} items ({n_tie / n:.0%})"
+
+
 def tie_warning(n_tie: int, n: int) -> str:
     """The one-line warning about a run whose ties are :func:`notable` (empty when they are not)."""
     if not notable(n_tie, n):
         return ""
-    what = "every item" if n_tie == n else f"{n_tie} of {n} items ({n_tie / n:.0%})"
-    return (f"{what} decided by a tie (the true and a false text scored exactly alike), not told apart; likely "
-            f"causes: {TIE_CAUSES}")
+    return (f"{tied_items(n_tie, n)} decided by a tie (the true and a false text scored exactly alike), not told "
+            f"apart; likely causes: {TIE_CAUSES}")
 
 
 def rule_for(ties: str, official: str) -> str:

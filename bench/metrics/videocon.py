@@ -34,7 +34,8 @@ import pandas as pd
 
 from bench.items import Item
 from bench.metrics import intervals
-from bench.metrics.aggregate import ALL, Settings, credits, resampled, row, summarize, with_labels
+from bench.metrics.aggregate import (ALL, Settings, credits, resampled, resampled_test, row, summarize,
+                                     tested, with_labels)
 from bench.metrics.chance import choice_chance, expected_average_precision, hit_at_k_chance, ranking_chance
 from bench.metrics.legacy_sort import introsort_argsort
 from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
@@ -199,8 +200,7 @@ def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFr
 def _bootstrap_row(metric: str, by: str, subset: str, value: float, samples: np.ndarray, chance: float, n: int,
                    settings: Settings, tested: tuple[float, np.ndarray] | None = None, **extra) -> dict:
     ci, p_value, test = resampled(value, samples, n, chance, settings, tested)
-    return row(metric, by, subset, value, ci, chance, n, p_value, settings, test,
-               expected=value if tested is None else tested[0], **extra)
+    return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, **extra)
 
 
 def auroc_row(group: pd.DataFrame, by: str, subset: str, settings: Settings, ties: str = DEFAULT_TIES) -> dict:
@@ -209,30 +209,29 @@ def auroc_row(group: pd.DataFrame, by: str, subset: str, settings: Settings, tie
     n = len(group)
     labels = np.r_[np.ones(n, int), np.zeros(n, int)]
     scores = np.r_[cap, con]
-    rule = rule_for(ties, OFFICIAL_PAIR_TIES)
-    units = np.r_[np.arange(n), np.arange(n)]
-    samples = intervals.bootstrap_auroc(scores, labels, units, settings.n_boot, settings.seed, tie_credit(rule))
-    tested = None if rule == "expected" else (auroc(scores, labels, "expected"), intervals.bootstrap_auroc(
-        scores, labels, units, settings.n_boot, settings.seed, tie_credit("expected")))
+    rule = rule_for(ties, OFFICIAL_PAIR_TIES)  # a tied pair's credit: 0 or 1/2, never above a fair coin's share
+    samples = intervals.bootstrap_auroc(scores, labels, np.r_[np.arange(n), np.arange(n)], settings.n_boot,
+                                        settings.seed, tie_credit(rule))
     values = worst_case(scores, labels)
     n_tie = int(np.sum(values[:n] == values[n:]))
     status = group["status"]
-    return _bootstrap_row("AUROC", by, subset, auroc(scores, labels, rule), samples, 0.5, n, settings, tested,
+    return _bootstrap_row("AUROC", by, subset, auroc(scores, labels, rule), samples, 0.5, n, settings,
                           n_missing=int((status == "missing").sum()), n_nan=int((status == "nan").sum()),
-                          n_tie=n_tie, strict=auroc(scores, labels, "strict"), note=AUROC_NOTE)
+                          n_tie=n_tie, strict=auroc(scores, labels, "strict"),
+                          expected=auroc(scores, labels, "expected"), note=AUROC_NOTE)
 
 
 def map_row(group: pd.DataFrame, by: str, subset: str, settings: Settings) -> dict:
     """mAP over retrieval queries with a bootstrap interval over queries."""
-    values, coin = group["value"].to_numpy(float), credits(group, "expected")
+    values = group["value"].to_numpy(float)
     status = group["status"]
     samples = intervals.bootstrap_means(values, settings.n_boot, settings.seed)
-    tested = None if np.array_equal(values, coin) else (
-        float(coin.mean()), intervals.bootstrap_means(coin, settings.n_boot, settings.seed))
     return _bootstrap_row("mAP", by, subset, float(values.mean()), samples, float(group["chance"].mean()),
-                          len(group), settings, tested, n_missing=int((status == "missing").sum()),
-                          n_nan=int((status == "nan").sum()), n_tie=int(group["tie"].sum()),
-                          strict=float(group["strict"].mean()), note="chance: exact expected AP of a random ranking")
+                          len(group), settings, resampled_test(values, tested(group), settings),
+                          n_missing=int((status == "missing").sum()), n_nan=int((status == "nan").sum()),
+                          n_tie=int(group["tie"].sum()), strict=float(group["strict"].mean()),
+                          expected=float(credits(group, "expected").mean()),
+                          note="chance: exact expected AP of a random ranking")
 
 
 def _duplicates_note(items: Sequence[Item]) -> str:

@@ -93,11 +93,11 @@ def pooled_section(out: Path, runs: Sequence[Run], label: str, judged: Judgement
     shown = shown[list(dict.fromkeys(pooled["run"]))]
     shown.index.name = words
     table = Table(shown, pooled, [f"Each cell: accuracy in % of the run's items with that {words}, over every "
-                                  "benchmark it scored, with its exact 95% interval (* above chance at one-sided "
-                                  "p < 0.025). Items are judged by each benchmark's own per-item score; an item a tie "
-                                  "decided is not told apart (wrong), whatever the benchmark's official rule, as in "
-                                  "the models compared below; (ties x%): the share of the cell's items a tie decided, "
-                                  f"shown above {TIE_NOTICE:.0%}.", STAR_TIES])
+                                  "benchmark it scored, with its exact 95% interval (* chance below the interval). "
+                                  "Items are judged by each benchmark's own per-item score; an item a tie decided is "
+                                  "not told apart (wrong), whatever the benchmark's official rule, as in the models "
+                                  "compared below; (ties x%): the share of the cell's items a tie decided, shown "
+                                  f"above {TIE_NOTICE:.0%}."])
     return (f"<h2 id='{stem}'>By {html.escape(words)}</h2><figure class='fb-figure'><a href='{image.name}'><img "
             f"src='{image.name}' width='{png_width(image.read_bytes())}' alt='Accuracy by {html.escape(words)}'></a>"
             f"<figcaption>Bars: runs, lines: 95% intervals, black ticks: chance. <span class='links'><a "

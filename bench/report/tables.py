@@ -26,8 +26,9 @@ INTERNAL = ("benchmark", "by", "test", "note", "p_value")
 COUNTS = {"n_missing": "missing", "n_nan": "NaN scores", "n_unparsed": "unparsed answers"}
 SHOWN_FIRST = ("run", "metric", "subset", "value", "ci_low", "ci_high", "chance", "n")
 PERCENT_COLUMNS = ("value", "ci_low", "ci_high", "chance", "strict", "expected")
-STAR_TIES = ("The test counts a tie (the true and a false text scored alike) as a fair coin's share, 1/k, whatever "
-             "rule the value follows: a model that scores everything alike is exactly at chance, never starred.")
+STAR_TIES = ("The test counts a tie (the true and a false text scored alike) as no more than a fair coin's share, "
+             "1/k, whatever rule the value follows: a tie never earns a star, and a model that scores everything alike "
+             "is never starred.")
 TIES_NOTE = (f"(ties x%, strict v): x% of the items were decided by a tie (shown above {TIE_NOTICE:.0%}) and v is the "
              "value when every tie fails; the value itself follows the benchmark's official tie rule.")
 
