@@ -187,7 +187,8 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
         low, high = intervals[(k, m)]
         known = ~np.isnan(row_margins)
         rows.append({"item_id": item_id, "subset": described[item_id]["subset"], "runs_scored": m, "runs_right": k,
-                     "runs_tied": int(tied[item_id]), "difficulty": k / m, "difficulty_low": low, "difficulty_high": high, "right": right,
+                     "runs_tied": int(tied[item_id]), "difficulty": k / m, "difficulty_low": low,
+                     "difficulty_high": high, "right": right,
                      "all_fail": k == 0, "only_run": right[0] if k == 1 and m > 1 else "",
                      "disagree": 0 < k < m,
                      "mean_margin": float(np.mean(row_margins[known])) if known.any() else math.nan,

@@ -16,10 +16,10 @@ EXAMPLE = """examples:
 
 Each item is judged by its benchmark's own per-item score (did the true text win outright: an item a tie decided is
 not told apart, whatever the benchmark's official tie rule; each run's ties are counted). Every pair of runs is
-compared on the items both scored: agreement, Cohen's kappa with its 95% Wald interval (large-sample SE of Fleiss, Cohen and
-Everitt), and the exact two-sided McNemar test of the accuracy difference; with --by LABEL also per value of the
-label, Holm-corrected across the values of each pair. Items: how many runs got each right, difficulty (share of the
-runs right) with its exact interval, hardest first.
+compared on the items both scored: agreement, Cohen's kappa with its 95% Wald interval (large-sample SE of Fleiss,
+Cohen and Everitt), and the exact two-sided McNemar test of the accuracy difference; with --by LABEL also per value
+of the label, Holm-corrected across the values of each pair. Items: how many runs got each right (and tied it),
+difficulty (share of the runs right) with its exact interval, hardest first.
 """
 PAIR_KEYS = ("a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm", "tied_a",
              "tied_b")

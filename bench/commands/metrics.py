@@ -21,11 +21,11 @@ Values, intervals and chance levels print as percentages. Ties follow --ties (de
 benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
 decided. '*' marks a result better than chance, one-sided (for "MC bias (B-A)": different from 0, a choice bias);
 the test counts a tie as no more than a fair coin's share (1/k) whatever --ties says, so a tie never earns a star and
-a model that scores everything alike is never starred (without ties a star means the interval lies above chance). 'holm' repeats the mark after Holm's
-correction over the rows of one breakdown. --pool LABEL pools runs of the same name over benchmarks: one judgement
-per item (did the true text win outright, by the benchmark's own per-item score; a tie is not a win, as in
-`foilbench compare`, or a fair coin's share with --ties expected), accuracy per value of LABEL, 'tied' the items a
-tie decided.
+a model that scores everything alike is never starred (without ties a star means the interval lies above chance).
+'holm' repeats the mark after Holm's correction over the rows of one breakdown. --pool LABEL pools runs of the
+same name over benchmarks: one judgement per item (did the true text win outright, by the benchmark's own per-item
+score; a tie is not a win, as in `foilbench compare`, or a fair coin's share with --ties expected), accuracy per
+value of LABEL, 'tied' the items a tie decided.
 """
 
 

@@ -5,12 +5,12 @@ label; :func:`mean_of_means_row` averages per-group rates (the papers' "Avg." co
 Holm-corrected flags. Which interval and test each kind of row gets is in :mod:`bench.metrics.intervals`. Benchmark
 modules build on these; :mod:`bench.metrics.dispatch` picks the benchmark's module.
 
-A row's value, interval and ``strict`` value follow the tie policy of its outcomes; its test against chance (``p_value``,
-``significant``) counts a tie as no more than a fair coin's share (:func:`tested`: the lesser of the item's value and
-its ``expected`` credit, whatever the policy), so a tie never makes a row significant: a model that scores
-everything alike is at chance or below, never starred. The row's ``expected`` column is its value with every tie at
-a fair coin's share. Without a tie (or under the ``strict`` policy) the test is dual to the interval (starred exactly
-when chance lies below it).
+A row's value, interval and ``strict`` value follow the tie policy of its outcomes; its test against chance
+(``p_value``, ``significant``) counts a tie as no more than a fair coin's share (:func:`tested`: the lesser of the
+item's value and its ``expected`` credit, whatever the policy), so a tie never makes a row significant: a model that
+scores everything alike is at chance or below, never starred. The row's ``expected`` column is its value with every
+tie at a fair coin's share. Without a tie (or under the ``strict`` policy) the test is dual to the interval (starred
+exactly when chance lies below it).
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float]
     return {"metric": metric, "by": by, "subset": subset, "value": value, "ci_low": ci[0], "ci_high": ci[1],
             "chance": chance, "n": int(n), "n_missing": int(n_missing), "n_nan": int(n_nan),
             "n_unparsed": int(n_unparsed), "n_tie": int(n_tie), "n_dropped": int(n_dropped), "strict": strict,
-            "expected": expected, "p_value": p_value, "significant": significant, "p_holm": p_value, "significant_holm": significant,
-            "test": test, "note": note}
+            "expected": expected, "p_value": p_value, "significant": significant, "p_holm": p_value,
+            "significant_holm": significant, "test": test, "note": note}
 
 
 def resampled(value: float, samples: np.ndarray, n: int, chance: float, settings: Settings,

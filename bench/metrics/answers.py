@@ -39,11 +39,6 @@ class Leaning:
         chose = self.lean + self.other
         return self.lean / chose if chose else float("nan")
 
-    @property
-    def all_tied(self) -> bool:
-        """Whether the run gave answers and every one of them tied."""
-        return self.tied > 0 and self.tied == self.n
-
     def __add__(self, other: Leaning) -> Leaning:
         return Leaning(self.lean + other.lean, self.other + other.other, self.tied + other.tied)
 

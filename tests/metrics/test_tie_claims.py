@@ -164,7 +164,8 @@ def test_one_class_rows_are_tested_against_the_runs_own_answer_rate():
     assert _overall(table, "neg acc | pos")["chance"] == 0.5 and _overall(table, "neg acc | pos")["significant"]
     # always "A", letters never tied: MC A is right every time and exactly at its own rate
     choice = choice_frame([{"item_id": it.item_id, "axis": "text", "query": 0, "options": options,
-                            "choice": options[0], "logits": [2.0, 1.0]} for it in items for options in ([0, 1], [1, 0])])
+                            "choice": options[0], "logits": [2.0, 1.0]}
+                           for it in items for options in ([0, 1], [1, 0])])
     table = metric_table(items, None, choice, settings=SETTINGS)
     a = _overall(table, "MC A")
     assert (a["value"], a["chance"], a["significant"]) == (1.0, 1.0, False)
@@ -197,9 +198,9 @@ def test_answer_shares_count_a_tie_as_neither():
         {"item_id": "b", "axis": "text", "query": 0, "options": [0, 1], "choice": 1, "logits": [0.0, 1.0]},
         {"item_id": "b", "axis": "text", "query": 0, "options": [1, 0], "choice": -1, "logits": [float("nan")] * 2}])
     found = first_letter_answers(choice)
-    assert found == Leaning(1, 1, 1) and found.share == 0.5 and not found.all_tied
+    assert found == Leaning(1, 1, 1) and found.share == 0.5
     every = first_letter_answers(choice.iloc[[1]])
-    assert every.all_tied and np.isnan(every.share)
+    assert every.tied == every.n == 1 and np.isnan(every.share)
     lines = bias_lines(pd.DataFrame([{"run": "blind", "measure": "share A", "value": 100 * every.share, "n": every.n,
                                       "tied": every.tied},
                                      {"run": "seeing", "measure": "share A", "value": 100 * found.share,

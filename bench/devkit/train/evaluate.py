@@ -124,7 +124,8 @@ BOTH_ORDERS = {"vitatecs": "accuracy (both orders)", "velociti": "MC A∧B"}  # 
 
 def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
     """How often each multiple-choice run on VITATECS or VELOCITI picks the caption in both option orders (the
-    benchmark's own metric, chance 1/4): one row per run and benchmark, ``run``, ``benchmark``, ``value`` (%), ``n``."""
+    benchmark's own metric, chance 1/4, an order decided by tied letters counted as not picked: a tie is not told
+    apart): one row per run and benchmark, ``run``, ``benchmark``, ``value`` (%), ``n``."""
     from bench.metrics.dispatch import benchmark_outcomes
     from bench.store import read_run
 
@@ -135,6 +136,6 @@ def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
         if run.manifest.protocol != "mc" or benchmark not in BOTH_ORDERS:
             continue
         outcomes = benchmark_outcomes(list(run.items()), run.pair, run.choice, benchmark=benchmark)
-        right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "value"]
+        right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "strict"]
         table.append({"run": run.label, "benchmark": benchmark, "value": 100 * float(right.mean()), "n": len(right)})
     return pd.DataFrame(table, columns=["run", "benchmark", "value", "n"])
