@@ -23,7 +23,7 @@ from bench.items import Item
 from bench.metrics.flags import RunScores, run_margins
 from bench.metrics.intervals import DEFAULT_LEVEL, clopper_pearson, holm
 from bench.metrics.pooled import ITEM_COLUMNS, item_scores
-from bench.metrics.ties import MOST, TIE_CAUSES
+from bench.metrics.ties import most_tied
 
 LONG_COLUMNS = ["run", "item_id", "subset", "metric", "value", "status", "right", "tie", "scored", "margin"]
 PAIR_COLUMNS = ["a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm",
@@ -117,17 +117,11 @@ def tie_counts(long: pd.DataFrame) -> pd.DataFrame:
 
 def tie_notes(long: pd.DataFrame) -> list[str]:
     """The notes a table of these runs carries: how many items each run tied (tied items are judged not told apart),
-    and a sentence for every run that tied most of them (:data:`bench.metrics.ties.MOST`): its "right" count is
-    its ties', not an answer's."""
+    and a sentence for every run that tied most of them (:func:`bench.metrics.ties.most_tied`)."""
     counts = tie_counts(long)
     notes = ["Ties (judged not told apart, whatever a benchmark's official rule gives them): "
              + "; ".join(f"{r.run} {r.tied} of {r.scored}" for r in counts.itertuples()) + "."]
-    for r in counts.itertuples():
-        if r.scored and r.tied / r.scored > MOST:
-            what = "every item" if r.tied == r.scored else f"{r.tied} of its {r.scored} items"
-            notes.append(f"{r.run} tied {what}: the true and a false text scored alike, so it told "
-                         f"{'none' if r.tied == r.scored else 'most'} of them apart (likely causes: {TIE_CAUSES}).")
-    return notes
+    return notes + [note for r in counts.itertuples() if (note := most_tied(r.run, r.tied, r.scored))]
 
 
 def pair_table(long: pd.DataFrame, by: str | None = None, level: float = DEFAULT_LEVEL) -> pd.DataFrame:

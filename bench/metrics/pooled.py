@@ -92,12 +92,6 @@ def pool_runs(runs: Iterable, label: str, level: float = 0.95, ties: str = DEFAU
     return pooled_table(pd.concat([item_scores(r, ties) for r in runs], ignore_index=True), label, level, ties)
 
 
-def run_ties(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per run of :func:`item_scores` rows: ``run``, ``tied`` (items a tie decided) and ``n`` (items judged)."""
-    return (rows.groupby("run", sort=False)["tie"].agg(tied="sum", n="size").reset_index()
-            .astype({"tied": int, "n": int}))
-
-
 def run_tie_count(run) -> tuple[int, int]:
     """``(tied, n)``: the items of a stored run a tie decided, of those its benchmark's own per-item score judges
     (0, 0 when it judges none one by one)."""

@@ -17,10 +17,9 @@ Which number uses which rule (docs/metrics.md, "Ties are not knowing"): a metric
 for (``official`` by default: the number a paper would print); every *claim* about what a model can tell does not.
 A test against chance counts a tie as no more than the share a fair coin would give it (the ``expected`` credit,
 1/k), whatever the value's policy, so a tie never makes a number significant and a model that scores everything alike
-is never starred; a judgement of one item across runs
-(paired tests, agreement, controls, difficulty, the pooled tables) counts a tie as not told apart; an answer share
-("share of A / Yes") counts a tied answer as neither. A surface shows the share of items a tie decided beside a value
-whenever it exceeds :data:`TIE_NOTICE`.
+is never starred; a judgement of one item across runs (paired tests, agreement, controls, difficulty, the pooled
+tables) counts a tie as not told apart; an answer share ("share of A / Yes") counts a tied answer as neither. A
+surface shows the share of items a tie decided beside a value whenever it exceeds :data:`TIE_NOTICE`.
 """
 
 from __future__ import annotations
@@ -54,6 +53,15 @@ def notable(n_tie: int, n: int) -> bool:
 def tied_items(n_tie: int, n: int) -> str:
     """``"every item"`` or ``"22 of 150 items (15%)"``: how many items a tie decided, in words."""
     return "every item" if n_tie == n else f"{n_tie} of {n} items ({n_tie / n:.0%})"
+
+
+def most_tied(run: str, n_tie: int, n: int) -> str:
+    """The sentence about a run that tied more than :data:`MOST` of the ``n`` items it was compared on (empty when
+    it did not): whatever a table counts for it there comes from its ties, not from an answer."""
+    if not n or n_tie / n <= MOST:
+        return ""
+    return (f"{run} tied {tied_items(n_tie, n)}: the true and a false text scored alike, so it told "
+            f"{'none' if n_tie == n else 'most'} of them apart (likely causes: {TIE_CAUSES}).")
 
 
 def tie_warning(n_tie: int, n: int) -> str:

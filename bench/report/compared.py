@@ -16,7 +16,7 @@ from bench.analysis.items import (Judgements, agreement_matrix, item_outcomes, i
 from bench.analysis.agreement import compare_pair
 from bench.frames.controls import base_policy, run_control
 from bench.metrics.intervals import clopper_pearson, holm
-from bench.metrics.ties import MOST, TIE_CAUSES
+from bench.metrics.ties import most_tied
 from bench.report.outputs import save_table
 from bench.report.tables import Table, percent, plain_table, table_html
 from bench.store import Run
@@ -97,15 +97,11 @@ def controls_table(runs: Sequence[Run], labels: Sequence[str] = (), judged: Judg
 
 def _most_tied(overall: pd.DataFrame) -> list[str]:
     """A sentence for each run of the controls' 'all' rows that tied most of the items it shares with its pair."""
-    seen, notes = set(), []
+    found = {}
     for r in overall.to_dict("records"):
         for run, tied in ((r["run"], r["tied full"]), (r["control run"], r["tied control"])):
-            if run not in seen and r["n"] and tied / r["n"] > MOST:
-                seen.add(run)
-                what = "every item" if tied == r["n"] else f"{tied} of {r['n']} items"
-                notes.append(f"{run} tied {what}: it told {'none' if tied == r['n'] else 'most'} of them apart (a "
-                             f"model that scores the true and false texts alike; likely causes: {TIE_CAUSES}).")
-    return notes
+            found.setdefault(run, most_tied(run, int(tied), int(r["n"])))
+    return [note for note in found.values() if note]
 
 
 def _p(value: float) -> str:

@@ -20,8 +20,8 @@ from bench.metrics.aggregate import BINOMIAL, MCNEMAR
 from bench.metrics.answers import Leaning, first_letter_answers, yes_answers
 from bench.metrics.flags import RunScores, item_flags, run_outcomes
 from bench.metrics.pooled import item_scores, pooled_table, run_tie_count, tie_line
-from bench.metrics.ties import TIES, notable, tie_warning
-from bench.report.compared import controls_table
+from bench.metrics.ties import TIES, most_tied, notable, tie_warning
+from bench.report.compared import controls_section, controls_table
 from bench.report.index import _headline_cell
 from bench.report.runs import headline_rows
 from bench.report.tables import score_table, tie_text
@@ -209,11 +209,17 @@ def test_answer_shares_count_a_tie_as_neither():
     assert "50.0 %" in lines[1] and "1 tied: neither" in lines[1]
 
 
-def test_notable_ties_and_the_demos_warning():
+def test_notable_ties_and_the_demos_warning(tmp_path):
     assert not notable(5, 100) and notable(6, 100) and not notable(0, 0)
+    assert most_tied("x", 6, 12) == "" and "x tied 7 of 12 items (58%)" in most_tied("x", 7, 12)
+    assert most_tied("x", 12, 12).startswith("x tied every item: the true and a false text scored alike, so it told "
+                                             "none of them apart")
     assert tie_text({"n_tie": 5, "n": 100, "strict": 0.5}) == ""
     assert tie_text({"n_tie": 50, "n": 100, "strict": 0.25}) == "(ties 50%, strict 25.0)"
     items = _items("vitatecs")
     runs = [_run("seeing", items, _pair(items, tied=0)), _run("constant", items, _pair(items, constant=0.5))]
     lines = tie_lines(runs)
     assert len(lines) == 2 and "likely causes" in lines[0] and lines[1] == "  constant on vitatecs: every item"
+    blind = _run("constant", items, runs[1].pair, frames={"name": "none"}, model="m")
+    section = controls_section(tmp_path, [runs[0], blind], ["foil_type"])
+    assert "constant tied every item" in section and "seeing tied" not in section
