@@ -85,6 +85,8 @@ def format_text(pairs, items, top: int, ties: list[str] = ()) -> str:
     })
     lines += ["", "Paired tests (exact McNemar, two-sided; Holm across the values of each pair):",
               shown.to_string(index=False)]
+    for run in sorted(names, key=len, reverse=True):  # the runs by their tags, the longest names first
+        ties = [note.replace(run, names[run]) for note in ties]
     lines += ["", *ties] if ties else []
     hardest = items.head(top)
     listed = pd.DataFrame({

@@ -112,7 +112,7 @@ def test_hand_made_ties_are_counted_on_every_surface(benchmark):
     assert "seeing 0 of 12; tied 4 of 12" in tie_notes(long)[0] and len(tie_notes(long)) == 1  # no run tied most
     hardest = item_table(long, found)
     assert hardest["runs_tied"].sum() == TIED and (hardest.head(TIED)["runs_tied"] == 1).all()
-    assert "seeing 0 of 12; tied 4 of 12" in format_text(pairs, hardest, 3, tie_notes(long))
+    assert "[1] 0 of 12; [2] 4 of 12" in format_text(pairs, hardest, 3, tie_notes(long))  # runs by their tags
     blind = _run("tied", items, tied.pair, frames={"name": "none"})
     control = controls_table([seeing, blind], ["foil_type"]).set_index("foil_type").loc["all"]
     assert (control["tied full"], control["tied control"]) == (0, TIED)
