@@ -84,8 +84,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str | None =
     note saying so."""
     from tqdm.auto import tqdm
 
-    from bench.metrics.dispatch import coverage_notes, run_items, run_table
-    from bench.metrics.pooled import tie_line
+    from bench.metrics.dispatch import coverage_notes, run_items, run_table, tie_line
     from bench.metrics.ties import DEFAULT_TIES
     from bench.store import read_run
     from bench.store.summary import summarize

@@ -95,7 +95,7 @@ def _warn_ties(out: Path) -> None:
     """One line on stderr when ties decided a notable share of the run's items."""
     import sys
 
-    from bench.metrics.pooled import tie_line
+    from bench.metrics.dispatch import tie_line
     from bench.store import read_run
 
     line = tie_line(read_run(out))

@@ -133,12 +133,12 @@ def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
 
 def tie_lines(runs: list) -> list[str]:
     """The warning about the stored runs whose ties decided a notable share of their items
-    (:func:`bench.metrics.pooled.run_tie_count`): a heading with the likely causes, then one line per run (none when
+    (:func:`bench.metrics.dispatch.run_ties`): a heading with the likely causes, then one line per run (none when
     no run's ties are notable)."""
-    from bench.metrics.pooled import run_tie_count
+    from bench.metrics.dispatch import run_ties
     from bench.metrics.ties import TIE_CAUSES, notable, tied_items
 
-    found = [(run, *run_tie_count(run)) for run in runs]
+    found = [(run, *run_ties(run)) for run in runs]
     lines = [f"  {run.label} on {run.manifest.benchmark}: {tied_items(tied, n)}" for run, tied, n in found
              if notable(tied, n)]
     return [f"Runs whose true and false texts scored exactly alike on many items (ties, judged not told apart on "

@@ -23,7 +23,7 @@ import pandas as pd
 
 from bench.metrics.dispatch import benchmark_outcomes
 from bench.metrics.intervals import binomial_p_value, clopper_pearson
-from bench.metrics.ties import DEFAULT_TIES, tie_warning
+from bench.metrics.ties import DEFAULT_TIES
 from bench.registry import spec
 
 ITEM_COLUMNS = ["run", "benchmark", "item_id", "subset", "metric", "value", "strict", "expected", "tie", "chance",
@@ -91,18 +91,3 @@ def pool_runs(runs: Iterable, label: str, level: float = 0.95, ties: str = DEFAU
     """:func:`pooled_table` of stored runs."""
     return pooled_table(pd.concat([item_scores(r, ties) for r in runs], ignore_index=True), label, level, ties)
 
-
-def run_tie_count(run) -> tuple[int, int]:
-    """``(tied, n)``: the items of a stored run a tie decided, of those its benchmark's own per-item score judges
-    (0, 0 when it judges none one by one)."""
-    try:
-        rows = item_scores(run)
-    except ValueError:
-        return 0, 0
-    return int(rows["tie"].sum()), len(rows)
-
-
-def tie_line(run) -> str:
-    """The one-line warning (:func:`bench.metrics.ties.tie_warning`) about a stored run whose ties decided a notable
-    share of its items (:func:`run_tie_count`); empty when they did not."""
-    return tie_warning(*run_tie_count(run))

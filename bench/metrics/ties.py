@@ -68,8 +68,8 @@ def tie_warning(n_tie: int, n: int) -> str:
     """The one-line warning about a run whose ties are :func:`notable` (empty when they are not)."""
     if not notable(n_tie, n):
         return ""
-    return (f"{tied_items(n_tie, n)} decided by a tie (the true and a false text scored exactly alike), not told "
-            f"apart; likely causes: {TIE_CAUSES}")
+    return (f"{tied_items(n_tie, n)} decided by a tie on some metric (a true and a false text scored exactly alike: "
+            f"not told apart); likely causes: {TIE_CAUSES}")
 
 
 def rule_for(ties: str, official: str) -> str:

@@ -19,7 +19,8 @@ from bench.metrics import Settings, metric_table
 from bench.metrics.aggregate import BINOMIAL, MCNEMAR
 from bench.metrics.answers import Leaning, first_letter_answers, yes_answers
 from bench.metrics.flags import RunScores, item_flags, run_outcomes
-from bench.metrics.pooled import item_scores, pooled_table, run_tie_count, tie_line
+from bench.metrics.dispatch import run_ties, tie_line
+from bench.metrics.pooled import item_scores, pooled_table
 from bench.metrics.ties import TIES, most_tied, notable, tie_warning
 from bench.report.compared import controls_section, controls_table
 from bench.report.index import _headline_cell
@@ -96,7 +97,7 @@ def test_hand_made_ties_are_counted_on_every_surface(benchmark):
     assert f"ties {TIED / N:.0%} · strict {100 * (N - TIED) / N:.1f}" in _headline_cell(headline, "significant")
     # the per-item judgements of the pooled tables, compare and the controls
     rows = item_scores(tied)
-    assert int(rows["tie"].sum()) == TIED and run_tie_count(tied) == (TIED, N)
+    assert int(rows["tie"].sum()) == TIED and run_ties(tied) == (TIED, N)
     assert tie_line(tied) == tie_warning(TIED, N) and "4 of 12 items (33%)" in tie_line(tied)
     pooled = pooled_table(rows, "foil_type")
     assert pooled["tied"].sum() == TIED and pooled["n"].sum() == N
