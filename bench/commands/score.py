@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from bench.commands.options import add_command, add_endpoint, add_source, endpoint_of, parse_options, source_of
 
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         if config.endpoint is not None:
             print("\n".join(answer_lines(out)))
         print(f"run stored in {out}")
+        _warn_ties(out)
     return 0
 
 
@@ -136,6 +138,18 @@ def answer_lines(out) -> list[str]:
                  f"{', '.join(totals['models']) or '?'}; fingerprint "
                  f"{', '.join(totals['system_fingerprints']) or 'none returned'}")
     return lines
+
+
+def _warn_ties(out: Path) -> None:
+    """One line on stderr when ties decided a notable share of the run's items."""
+    import sys
+
+    from bench.metrics.dispatch import tie_line
+    from bench.store import read_run
+
+    line = tie_line(read_run(out))
+    if line:
+        print(f"foilbench score: warning: {out.name}: {line}", file=sys.stderr)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -162,11 +162,40 @@ def build_qwen2vl(folder: str | Path) -> Path:
     return folder
 
 
+def build_constant_clip(folder: str | Path) -> Path:
+    """:func:`build_clip` with a text tower that gives every text the same embedding (its last layer norm scaled to
+    zero, its shift kept): a model that cannot tell one text from another, so every caption ties with its foils."""
+    from transformers import CLIPModel
+
+    folder = build_clip(folder)
+    model = CLIPModel.from_pretrained(folder)
+    with torch.no_grad():
+        model.text_model.final_layer_norm.weight.zero_()
+        model.text_model.final_layer_norm.bias.uniform_(-1.0, 1.0)
+    model.save_pretrained(folder)
+    return folder
+
+
+def build_constant_qwen2vl(folder: str | Path) -> Path:
+    """:func:`build_qwen2vl` with its output head zeroed: every token gets the same logit, so P(Yes) = P(No) for every
+    question and the letters of every multiple-choice question tie."""
+    from transformers import Qwen2VLForConditionalGeneration
+
+    folder = build_qwen2vl(folder)
+    model = Qwen2VLForConditionalGeneration.from_pretrained(folder)
+    with torch.no_grad():
+        model.get_output_embeddings().weight.zero_()
+    model.save_pretrained(folder)
+    return folder
+
+
 BUILDERS: dict[str, Callable[[str | Path], Path]] = {
     "clip": build_clip,
     "xclip": build_xclip,
     "gpt2": build_gpt2,
     "qwen2vl": build_qwen2vl,
+    "clip-constant": build_constant_clip,
+    "qwen2vl-constant": build_constant_qwen2vl,
 }
 
 
