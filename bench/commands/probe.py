@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``probe`` command."""
     from bench.frames.controls import AS_IS, CONTROLS
-    from bench.scoring.families import FAMILIES
+    from bench.scoring.families import family_names
 
     p = add_command(subparsers, "probe", "score any texts against any clip with any model (what if...?)",
                     "Score TEXT... against VIDEO (or a window of it) with MODEL, through the same backends, frame "
@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("video", help="video file")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="texts to score (a caption, foils...)")
     p.add_argument("--model", required=True, help="hub id or local folder of the model")
-    p.add_argument("--family", choices=list(FAMILIES), help="model family (default: read from the model's config)")
+    p.add_argument("--family", choices=family_names(), help="model family (default: read from the model's config)")
     p.add_argument("--frames", help="frame policy NAME[:KEY=VALUE,...] (default uniform:k=8, or uniform:k=N for a "
                                    "model that takes N frames, as X-CLIP)")
     p.add_argument("--control", default=AS_IS, choices=[AS_IS, *CONTROLS],

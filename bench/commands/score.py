@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``score`` command."""
-    from bench.scoring.families import FAMILIES
+    from bench.scoring.families import family_names
     from bench.scoring.protocols import PROTOCOLS
 
     p = add_command(
@@ -100,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "per-item scores to a run folder. Killing and re-running resumes.", EXAMPLE)
     add_source(p)
     p.add_argument("--model", required=True, help="hub id or local folder of the model")
-    p.add_argument("--family", choices=list(FAMILIES), help="model family (default: read from the model's config)")
+    p.add_argument("--family", choices=family_names(), help="model family (default: read from the model's config)")
     p.add_argument("--protocol", choices=list(PROTOCOLS), help="what is asked (default: the family's first)")
     p.add_argument("--frames", default="uniform:k=8",
                    help="frame policy NAME[:KEY=VALUE,...] (default uniform:k=8; e.g. fps:fps=1,max_frames=12, "

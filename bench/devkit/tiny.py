@@ -94,8 +94,10 @@ def build_xclip(folder: str | Path) -> Path:
 
 
 def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: list[str] | None = None,
-                  vocab_size: int = 400):
-    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens."""
+                  vocab_size: int = 400, **named: str):
+    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens;
+    ``named``: model-specific special tokens a processor reads as attributes (``image_token="<image>"`` gives
+    ``tokenizer.image_token`` and ``tokenizer.image_token_id``)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -106,7 +108,7 @@ def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: 
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator((corpus or CORPUS) * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],
-                                   chat_template=chat_template)
+                                   chat_template=chat_template, **named)
 
 
 def build_gpt2(folder: str | Path) -> Path:
@@ -170,11 +172,30 @@ BUILDERS: dict[str, Callable[[str | Path], Path]] = {
 }
 
 
+# The tiny models built under another name than their model type.
+NAMES = {"qwen2_vl": "qwen2vl"}
+
+
+def builders() -> dict[str, Callable[[str | Path], Path]]:
+    """Every tiny model's builder by name: those here, every other Video-LLM architecture
+    (:mod:`bench.devkit.tiny_videollm`) and the other encoders (:mod:`bench.devkit.tiny_encoders`)."""
+    from bench.devkit import tiny_encoders, tiny_videollm
+
+    return {**BUILDERS, **tiny_videollm.BUILDERS, **tiny_encoders.BUILDERS}
+
+
+def tiny_architectures() -> dict[str, str]:
+    """The model type of every tiny model -> its name (one tiny model per architecture)."""
+    by_name = {name: model_type for model_type, name in NAMES.items()}
+    return {by_name.get(name, name): name for name in builders()}
+
+
 def tiny_model(name: str, root: str | Path) -> Path:
-    """The tiny model ``name`` under ``root`` (built on first use)."""
+    """The tiny model ``name`` (or of the model type ``name``) under ``root`` (built on first use)."""
+    name = NAMES.get(name, name)
     folder = Path(root) / name
     if not (folder / "config.json").is_file():
-        BUILDERS[name](folder)
+        builders()[name](folder)
     return folder
 
 

@@ -15,8 +15,9 @@ from bench.frames.controls import control_policy
 from bench.items import Item, ItemSet
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
+from bench.scoring.architectures import check_architecture, model_type_of
 from bench.scoring.backends.base import folder_revision
-from bench.scoring.families import check_fits, check_protocol, infer_family
+from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
 from bench.scoring.hub import locate
 from bench.scoring.protocols import ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
@@ -51,7 +52,8 @@ def fixed_chunks(items: Sequence[Item], chunk_size: int, done: set[str]) -> list
 
 @dataclasses.dataclass
 class Plan:
-    """What every rank checks before loading a model."""
+    """What every rank checks before loading a model; ``note``: the line saying the model's architecture goes
+    through the generic path untested (None for a tested one)."""
 
     benchmark: BenchmarkSpec
     model: object
@@ -61,6 +63,7 @@ class Plan:
     blind: bool
     items: list[Item]
     out: Path
+    note: str | None = None
 
 
 def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataSource.load) -> Plan:
@@ -87,9 +90,11 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
+    note = (check_architecture(model_type_of(model), family, protocol.uses_frames and not blind)
+            if family in FAMILIES else None)
     items = select_items(load(config.source).items, config.limit, config.spread)
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
-    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out, note)
 
 
 def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:

@@ -10,6 +10,7 @@ clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -109,6 +110,18 @@ def resolve_model(model: str, family: str | None) -> tuple[str, str]:
     return located, family
 
 
+def architecture_note(model: str, family: str, uses_frames: bool) -> str | None:
+    """The run's check of ``model``'s architecture (:func:`~bench.scoring.architectures.check_architecture`): a
+    one-line error for one that cannot work, the line for one that is untested (printed on stderr)."""
+    from bench.scoring.architectures import check_architecture, model_type_of
+    from bench.scoring.families import FAMILIES
+
+    note = check_architecture(model_type_of(model), family, uses_frames) if family in FAMILIES else None
+    if note:
+        print(note, file=sys.stderr)
+    return note
+
+
 def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | None = None,
           frame_policy: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
           start: float | None = None, end: float | None = None, device: str = "auto", dtype: str = "auto",
@@ -135,6 +148,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     elif blind and not protocol.blind_ok:
         raise ValueError(f"the {family} family ({protocol.name}) needs frames: --frames none is for protocols "
                          "that can be asked without them")
+    architecture_note(located, family, protocol.uses_frames and not blind)
     if protocol.uses_frames:
         try:
             decode.probe(item.clips[0].path, decoder)
@@ -157,7 +171,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
         key = (PROBE_ITEM, 0)
-        encoded = {key: backend.encode(sampled.array)}
+        encoded = {key: backend.encode(sampled)}
         videos = ChunkVideos([item], {key: sampled}, sampling, decoder, size, encoded)
     scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
     if failures:

@@ -53,7 +53,7 @@ def naive(family: str, protocol_name: str, model: str, sources: list[DataSource]
             for request, _ in protocol.requests(it):
                 backend.reset()
                 ref = request.video
-                frames = sample_frames(it.clips[ref[1][0]], frame_policy).array
+                frames = sample_frames(it.clips[ref[1][0]], frame_policy)
                 backend.answer([request], {ref: frames}, 1)
                 requests += 1
     return requests
