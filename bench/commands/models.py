@@ -18,6 +18,52 @@ Video-LLM without a video processor in transformers is refused before scoring (a
 """
 
 
+EXAMPLE_CLIP = {"fps": 10.0, "frames_indices": [0, 6, 11, 17], "total_num_frames": 40, "duration": 4.0}
+"""Four frames of a 4-second clip at 10 fps, as ``uniform:k=4`` takes them: the times docs/models.md shows."""
+
+
+def _prose(text: str) -> str:
+    """``text`` for Markdown: a token such as ``<image>`` shown, not taken for an HTML tag; a table's ``|`` kept."""
+    return text.replace("<", "&lt;").replace("|", "\\|")
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The tested architectures as a Markdown table (docs/models.md holds it; a test keeps the two equal)."""
+    head = ["model type", "name", "family", "transformers tested", "what the processor makes of the clip",
+            "the frames' times", "KV-prefix reuse"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in (r for r in rows if r["tested"]):
+        cells = [f"`{r['architecture']}`", r["name"], r["family"], ", ".join(r["transformers"]), r["clip"],
+                 r["times"], r.get("kv", "n/a")]
+        lines.append("| " + " | ".join(_prose(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown_details() -> str:
+    """Per tested architecture: its clip, its frames' times (with :data:`EXAMPLE_CLIP`'s as the prompt shows them),
+    its prompt's placeholder and answers, KV reuse, and where it is tested (docs/models.md holds it)."""
+    from bench.scoring.architectures import ARCHITECTURES
+
+    seconds = ", ".join(f"{i / EXAMPLE_CLIP['fps']:.1f}" for i in EXAMPLE_CLIP["frames_indices"])
+    parts = []
+    for row in ARCHITECTURES.values():
+        lines = [f"### {row.name} (`{row.model_type}`, {row.family})", "", f"- The clip: {_prose(row.clip)}.",
+                 f"- Its frames' times: {_prose(row.times)}."]
+        shown = row.time_texts(EXAMPLE_CLIP)
+        if shown:
+            lines.append(f"  Frames at {seconds} s (4 of a 4-s clip at 10 fps) read: "
+                         + " ".join(f"`{t}`" for t in shown) + ".")
+        if row.placeholder:
+            lines.append(f"- The prompt: `{row.placeholder}` where the video goes in the user turn of the model's "
+                         f"chat template, replaced by the processor; answers: {row.answers}.")
+        if row.kv:
+            lines.append(f"- KV-prefix reuse: {_prose(row.kv)}.")
+        tested = ", ".join(row.tested_versions())
+        lines.append(f"- Tested with transformers {tested}" + (f" ({row.before})." if row.before else "."))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
 def format_table(rows: list[dict]) -> str:
     """One line per architecture: type, family, protocols, tested transformers versions, its times, KV reuse."""
     header = ("architecture", "family", "protocols", "tested on", "times", "KV reuse")

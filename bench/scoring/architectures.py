@@ -49,10 +49,15 @@ class Architecture:
     before: str = ""
     embeddings: tuple[str, str] | None = None
 
-    @property
-    def reads_times(self) -> bool:
-        """Whether the model is told its frames' times (in the prompt or its positions)."""
-        return not self.times.startswith("not read")
+    def time_texts(self, metadata: dict) -> list[str]:
+        """The time texts the prompt carries for frames of this ``video_metadata`` (none for a model that reads no
+        times as text)."""
+        if not self.time_text:
+            return []
+        times = [i / metadata["fps"] for i in metadata["frames_indices"]]
+        groups = [times[i:i + self.time_step] for i in range(0, len(times), self.time_step)]
+        shown = [sum(g) / len(g) if self.time_at == "mean" else g[0] for g in groups]
+        return [self.time_text.format(t=t, i=int(t), m=int(t // 60), s=int(t % 60)) for t in shown]
 
     def tested_versions(self, versions: tuple[str, ...] = TESTED_TRANSFORMERS) -> list[str]:
         """The tested transformers versions that ship this architecture."""
@@ -212,19 +217,3 @@ def _shipped(model_type: str) -> bool:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     return model_type in CONFIG_MAPPING_NAMES
-
-
-COLUMNS = ("architecture", "name", "family", "transformers", "clip", "times", "kv")
-
-
-def markdown(rows: list[dict] | None = None) -> str:
-    """The tested architectures as a Markdown table (docs/models.md holds it; a test keeps the two equal)."""
-    rows = [r for r in (rows or listing()) if r["tested"]]
-    head = ["model type", "name", "family", "transformers tested", "what the processor makes of the clip",
-            "the frames' times", "KV-prefix reuse"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [f"`{r['architecture']}`", r["name"], r["family"], ", ".join(r["transformers"]), r.get("clip", ""),
-                 r.get("times", ""), r.get("kv", "") or "n/a"]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)

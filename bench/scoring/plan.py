@@ -76,8 +76,9 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     family = config.family
     if family:  # what can be checked without the model is checked before it is located
         protocol = checked_protocol(family, config, benchmark, blind)
-    model = locate(config.model) if isinstance(config.model, str) else config.model
-    if family and isinstance(model, str):
+    built_in = family is None or family in FAMILIES  # a family a package adds finds its own models
+    model = locate(config.model) if isinstance(config.model, str) and built_in else config.model
+    if family and isinstance(model, str) and built_in:
         check_fits(model, family)
     if not family:
         family = infer_family(model)

@@ -98,11 +98,13 @@ def run_setup(manifest: Manifest) -> dict[str, Any]:
 
 def resolve_model(model: str, family: str | None) -> tuple[str, str]:
     """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads."""
-    from bench.scoring.families import check_fits, check_protocol, infer_family
+    from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
     from bench.scoring.hub import locate
 
     if family is not None:
         check_protocol(family, None)
+        if family not in FAMILIES:  # a family a package adds finds its own models
+            return model, family
     located = locate(model)
     if family is None:
         return located, infer_family(located)

@@ -81,14 +81,6 @@ def run_frames(backend, clip):
     return sample_frames(clip, policy("uniform", k=4), size=frame_size("auto", backend))
 
 
-def expected_times(row, metadata: dict) -> list[str]:
-    """The time texts the architecture's row says the prompt carries for frames with these true times."""
-    times = [i / metadata["fps"] for i in metadata["frames_indices"]]
-    groups = [times[i:i + row.time_step] for i in range(0, len(times), row.time_step)]
-    shown = [sum(g) / len(g) if row.time_at == "mean" else g[0] for g in groups]
-    return [row.time_text.format(t=t, i=int(t), m=int(t // 60), s=int(t % 60)) for t in shown]
-
-
 def plain_logits(backend, prompt: str, frames) -> torch.Tensor:
     """Next-token logits of one prompt and clip straight through the processor (the frames with their true times)
     and the model, unbatched and unpadded."""
@@ -165,7 +157,7 @@ def test_a_video_llm_scores_end_to_end_with_its_frames_true_times(arch, tiny, so
     text = backend.tokenizer.decode(token_row.ids)
     metadata = frames.video_metadata()
     if row.time_text:
-        shown = expected_times(row, metadata)
+        shown = row.time_texts(metadata)
         assert len(shown) >= 2 and all(t in text for t in shown)
         positions = [text.index(t) for t in shown]
         assert positions == sorted(positions), "each frame's time in order"
