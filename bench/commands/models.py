@@ -18,6 +18,46 @@ Video-LLM without a video processor in transformers is refused before scoring (a
 """
 
 
+def listing(everything: bool = False) -> list[dict]:
+    """The table as ``foilbench models --json`` prints it: one object per tested architecture (``architecture``,
+    ``name``, ``family``, ``protocols``, ``tested``, ``transformers``: the versions the suite ran it on, ``shipped``:
+    whether the installed transformers has it, and its facts), then one per family an installed package adds
+    (``tested`` false: this suite does not build it); with ``everything``, also every other model type the installed
+    transformers ships as an image-text-to-text model, untested, with what the generic path makes of it."""
+    import transformers
+    from transformers.models.auto import modeling_auto
+
+    from bench.scoring.architectures import ARCHITECTURES, VIDEO_INPUT, takes_video
+    from bench.scoring.families import families, plugins
+
+    known = families()
+    rows = []
+    for row in ARCHITECTURES.values():
+        rows.append({"architecture": row.model_type, "name": row.name, "family": row.family,
+                     "protocols": list(known[row.family].protocols), "tested": True,
+                     "transformers": row.tested_versions(), "shipped": _shipped(row.model_type),
+                     **{k: v for k, v in row.describe().items() if k not in ("model_type", "name", "family", "since")}})
+    for name, (family, source) in plugins().items():
+        rows.append({"architecture": ", ".join(family.model_types) or None, "name": family.summary, "family": name,
+                     "protocols": list(family.protocols), "tested": False, "transformers": [],
+                     "source": f"entry point of {source}"})
+    if everything:
+        for model_type in sorted(set(modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) - set(ARCHITECTURES)):
+            video = takes_video(model_type)
+            rows.append({"architecture": model_type, "name": model_type, "family": "videollm",
+                         "protocols": list(known["videollm"].protocols), "tested": False, "transformers": [],
+                         "shipped": True, "video": VIDEO_INPUT if video else
+                         f"none: transformers {transformers.__version__} ships no video processor for it (blind "
+                         "runs only)"})
+    return rows
+
+
+def _shipped(model_type: str) -> bool:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    return model_type in CONFIG_MAPPING_NAMES
+
+
 EXAMPLE_CLIP = {"fps": 10.0, "frames_indices": [0, 6, 11, 17], "total_num_frames": 40, "duration": 4.0}
 """Four frames of a 4-second clip at 10 fps, as ``uniform:k=4`` takes them: the times docs/models.md shows."""
 
@@ -82,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
     """Print the table (or JSON)."""
     import sys
 
-    from bench.scoring.architectures import listing
     from bench.scoring.families import plugin_problems
 
     rows = listing(everything=args.all)

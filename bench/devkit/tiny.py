@@ -172,33 +172,6 @@ BUILDERS: dict[str, Callable[[str | Path], Path]] = {
 }
 
 
-# The tiny models built under another name than their model type.
-NAMES = {"qwen2_vl": "qwen2vl"}
-
-
-def builders() -> dict[str, Callable[[str | Path], Path]]:
-    """Every tiny model's builder by name: those here, every other Video-LLM architecture
-    (:mod:`bench.devkit.tiny_videollm`) and the other encoders (:mod:`bench.devkit.tiny_encoders`)."""
-    from bench.devkit import tiny_encoders, tiny_videollm
-
-    return {**BUILDERS, **tiny_videollm.BUILDERS, **tiny_encoders.BUILDERS}
-
-
-def tiny_architectures() -> dict[str, str]:
-    """The model type of every tiny model -> its name (one tiny model per architecture)."""
-    by_name = {name: model_type for model_type, name in NAMES.items()}
-    return {by_name.get(name, name): name for name in builders()}
-
-
-def tiny_model(name: str, root: str | Path) -> Path:
-    """The tiny model ``name`` (or of the model type ``name``) under ``root`` (built on first use)."""
-    name = NAMES.get(name, name)
-    folder = Path(root) / name
-    if not (folder / "config.json").is_file():
-        builders()[name](folder)
-    return folder
-
-
 # A ChatML template in LLaVA-OneVision's layout (the <video> placeholder opens the user turn).
 LLAVA_OV_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"

@@ -25,7 +25,8 @@ def _save(folder: str | Path, model_class, config, processor) -> Path:
 
 def _tokenizer():
     tokenizer = bpe_tokenizer(SPECIAL)
-    tokenizer.pad_token, tokenizer.eos_token, tokenizer.unk_token, tokenizer.bos_token = "<pad>", "<eos>", "<unk>", "<bos>"
+    tokenizer.pad_token, tokenizer.eos_token = "<pad>", "<eos>"
+    tokenizer.unk_token, tokenizer.bos_token = "<unk>", "<bos>"
     return tokenizer
 
 
@@ -72,8 +73,8 @@ def build_pe_video(folder: str | Path) -> Path:
                       "vision_config": {"architecture": "vit_pe_core_tiny_patch16_384", "num_classes": 16,
                                         "model_args": {"img_size": [32, 32], "patch_size": 8, "embed_dim": 32,
                                                        "depth": 1, "num_heads": 2, "ref_feat_shape": [4, 4]}}})
-    processor = PeVideoProcessor(video_processor=PeVideoVideoProcessor(size={"height": 32, "width": 32}, do_resize=True),
-                                 tokenizer=tokenizer)
+    video = PeVideoVideoProcessor(size={"height": 32, "width": 32}, do_resize=True)
+    processor = PeVideoProcessor(video_processor=video, tokenizer=tokenizer)
     return _save(folder, PeVideoModel, config, processor)
 
 

@@ -155,8 +155,8 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
     array = decode.read(clip.path, indices, backend, size)
     if params.get("blank"):
         array, more = np.zeros_like(array), more + ["frame blanked (no video)"]
-    return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more, window=(first, length)),
-                params, _key(clip))
+    frames = Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more, window=(first, length))
+    return _fed(frames, params, _key(clip))
 
 
 def _fed(frames: Frames, params: dict, key: str) -> Frames:

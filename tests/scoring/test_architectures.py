@@ -8,8 +8,10 @@ both ends of the supported transformers range; an architecture the installed tra
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,9 +19,10 @@ import torch
 from packaging.version import Version
 
 from bench.config import DataSource, ScoreConfig
-from bench.devkit.tiny import tiny_architectures
+from bench.devkit.tiny_models import tiny_architectures
 from bench.frames import policy, sample_frames
-from bench.scoring.architectures import ARCHITECTURES, listing
+from bench.commands.models import listing
+from bench.scoring.architectures import ARCHITECTURES
 from bench.scoring.backends import videollm
 from bench.scoring.chunks import frame_size
 from bench.scoring.families import load_backend
@@ -242,3 +245,101 @@ def _plain_similarities(backend, row, frames, texts, run) -> list[float]:
                                               attention_mask=inputs["attention_mask"]).pooler_output
             out.append(float(video.reshape(-1) @ emb.reshape(-1)))
         return out
+
+
+def test_the_watch_on_transformers_warnings_sees_made_up_times(tiny, sample):
+    """Without the true times, Qwen3-VL's processor makes them up and says so: the watch the tests above use hears
+    it (so its silence there means something)."""
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(tiny("qwen3_vl"))
+    clip = sample["velociti"]
+    frames = sample_frames(DataSource.of("velociti", clip.data_path, clip.video_root).load().items[0].clips[0],
+                           policy("uniform", k=4))
+    prompt = processor.apply_chat_template([{"role": "user", "content": [{"type": "video"}]}], tokenize=False)
+    with Warnings() as logged:
+        made_up = processor(text=[prompt], videos=[[frames.array]], do_sample_frames=False, return_tensors="pt")
+    assert any("could not be inferred" in line for line in logged.lines)
+    true = processor(text=[prompt], videos=[[frames.array]], video_metadata=[frames.video_metadata()],
+                     do_sample_frames=False, return_tensors="pt")
+    text = processor.tokenizer.decode(true["input_ids"][0])
+    assert all(t in text for t in ARCHITECTURES["qwen3_vl"].time_texts(frames.video_metadata()))
+    assert processor.tokenizer.decode(made_up["input_ids"][0]) != text
+
+
+def test_the_true_times_count_from_the_clips_start_in_time_order_whatever_the_feeding_order(sample):
+    from bench.items import Clip
+
+    clip = DataSource.of("velociti", sample["velociti"].data_path, sample["velociti"].video_root).load().items[0]
+    whole = clip.clips[0]
+    window = Clip(whole.path, 1.0, 3.0)
+    frames = sample_frames(window, policy("uniform", k=4))
+    metadata = frames.video_metadata()
+    assert metadata["frames_indices"][0] == 0 and metadata["duration"] == pytest.approx(2.0)
+    assert metadata["frames_indices"] == [i - frames.window[0] for i in frames.indices]
+    backwards = sample_frames(window, policy("uniform", k=4, order="reverse"))
+    assert backwards.indices == frames.indices[::-1] and backwards.video_metadata() == metadata
+
+
+def test_an_untested_architecture_gets_one_line_and_an_impossible_one_is_refused_before_loading(
+        tiny, sample, tmp_path, monkeypatch, capsys):
+    import transformers
+    from transformers import LlavaConfig
+
+    from bench.cli import main
+    from bench.scoring import architectures
+
+    s = sample["velociti"]
+    command = ["score", "velociti", str(s.data_path), "--video-root", str(s.video_root), "--frames", FRAMES,
+               "--limit", "1", "--quiet"]
+    LlavaConfig().save_pretrained(tmp_path / "llava")  # image-only: transformers ships no video processor for it
+    assert main([*command, "--model", str(tmp_path / "llava"), "--out", str(tmp_path / "r1")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'llava' takes no video in transformers" in err and "--frames none" in err
+
+    monkeypatch.setattr(transformers, "__version__", "5.16.0")
+    with pytest.raises(ValueError, match=r"^Molmo 2 \(molmo2\) needs transformers >= 5.23.0, this is 5.16.0: "):
+        architectures.check_architecture("molmo2", "videollm", True)
+    monkeypatch.undo()
+
+    monkeypatch.setattr(architectures, "ARCHITECTURES",
+                        {k: v for k, v in ARCHITECTURES.items() if k != "llava_onevision"})
+    assert main([*command, "--model", tiny("llava_onevision"), "--out", str(tmp_path / "r2")]) == 0
+    err = capsys.readouterr().err
+    untested = [line for line in err.splitlines() if "untested" in line]
+    assert untested == ["'llava_onevision' is not among the tested architectures (foilbench models): it goes "
+                        "through the generic videollm path untested"]
+    assert "KV-prefix reuse checked (model type 'llava_onevision' is not among the tested)" in err
+    assert read_run(tmp_path / "r2").manifest.details["architecture"] == {"model_type": "llava_onevision",
+                                                                         "tested": False}
+
+
+def test_models_prints_the_table_and_json_with_every_field(capsys):
+    from bench.cli import main
+
+    assert main(["models", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    tested = [r for r in rows if r["tested"]]
+    assert {r["architecture"] for r in tested} == set(ARCHITECTURES)
+    for r in rows:
+        assert {"architecture", "family", "protocols", "tested", "transformers"} <= set(r)
+    for r in tested:
+        row = ARCHITECTURES[r["architecture"]]
+        assert r["family"] == row.family and r["transformers"] == row.tested_versions() and r["clip"] == row.clip
+        assert r["times"] == row.times and (r["family"] != "videollm" or r["kv"] == row.kv and "video" in r)
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["architecture", "family", "protocols"]
+    assert out[-1].startswith("14 Video-LLM and 6 encoder architectures tested")
+    assert main(["models", "--all"]) == 0
+    assert "llava " in capsys.readouterr().out  # an image-only model type transformers ships, untested
+
+
+def test_the_models_page_holds_the_table_and_details_the_code_generates():
+    from bench.commands.models import markdown_details, markdown_table
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    for name, text in (("markdown_table", markdown_table(listing())), ("markdown_details", markdown_details())):
+        start = page.index(f"<!-- generated by bench.commands.models.{name} -->\n") + len(
+            f"<!-- generated by bench.commands.models.{name} -->\n")
+        assert page[start:page.index("\n<!-- end of generated", start)] == text, name

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,9 +96,10 @@ def _foilbench(args: list[str], target: Path, home: Path) -> subprocess.Complete
 
 @pytest.mark.slow
 def test_the_example_package_installs_from_the_checkout_and_scores_through_score_and_probe(sample, tmp_path):
-    target = tmp_path / "site"
+    target, source = tmp_path / "site", tmp_path / "source"
+    shutil.copytree(EXAMPLE, source)  # setuptools builds in the source folder: the checkout stays as it is
     installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                                "--no-index", "--target", str(target), str(EXAMPLE)], capture_output=True, text=True,
+                                "--no-index", "--target", str(target), str(source)], capture_output=True, text=True,
                                timeout=600)
     assert installed.returncode == 0, installed.stderr
     assert (target / "foilbench_openclip" / "backend.py").is_file()

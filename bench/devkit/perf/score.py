@@ -79,7 +79,7 @@ def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: i
 
 def measure(frame_count: int = 8, batch_size: int = 16) -> None:
     """Time both pipelines per tiny model and print requests per second and the ratio."""
-    from bench.devkit.tiny import tiny_model
+    from bench.devkit.tiny_models import tiny_model
     from bench.devkit.world import ensure_sample
 
     with tempfile.TemporaryDirectory() as tmp:

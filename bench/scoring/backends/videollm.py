@@ -371,8 +371,8 @@ class VideoLLMBackend(Backend):
         cache = self.model(**prefix, **self._device_pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
             kinds = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])} - {"DynamicLayer"})
-            self._whole_because[f"the model's cache is not a plain dynamic cache ({', '.join(kinds) or type(cache).__name__})"] \
-                += sum(len(rows) for rows, _ in groups)
+            because = f"the model's cache is not a plain dynamic cache ({', '.join(kinds) or type(cache).__name__})"
+            self._whole_because[because] += sum(len(rows) for rows, _ in groups)
             return None
         members = [(g, row, p) for g, (rows, p) in enumerate(groups) for row in rows]
         out = []
