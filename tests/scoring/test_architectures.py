@@ -22,6 +22,7 @@ from bench.config import DataSource, ScoreConfig
 from bench.devkit.tiny_models import tiny_architectures
 from bench.frames import policy, sample_frames
 from bench.commands.models import listing
+from bench.scoring import prompts
 from bench.scoring.architectures import ARCHITECTURES
 from bench.scoring.backends import videollm
 from bench.scoring.chunks import frame_size
@@ -140,6 +141,13 @@ def test_a_video_llm_scores_end_to_end_with_its_frames_true_times(arch, tiny, so
     logits = plain_logits(backend, backend.render(question, True), frames)
     assert (stored["logit_yes"], stored["logit_no"]) == pytest.approx((logits[yes].item(), logits[no].item()),
                                                                      abs=1e-4)
+
+    choice = mc.choice[(mc.choice["item_id"] == it.item_id) & (mc.choice["axis"] == "text")
+                       & (mc.choice["query"] == 0)].iloc[-1]
+    options = [it.texts[o] for o in choice["options"]]
+    asked = prompts.render_choice(mc.manifest.prompt["template"], options, mc.manifest.prompt["name"])
+    logits = plain_logits(backend, backend.render(asked, True), frames)
+    assert list(choice["logits"]) == pytest.approx(logits[backend.answer_ids(["A", "B"])].tolist(), abs=1e-4)
 
     setup = run_setup(entail.manifest)
     for item in items:

@@ -302,3 +302,22 @@ def test_positions_continued_from_a_videos_first_request_equal_the_models_own(sa
     assert len({len(r.ids) for r in rows}) == 3
     for row in rows:
         assert torch.equal(row.positions, adapter._positions(row))
+
+
+def test_a_check_where_no_request_goes_through_the_cache_says_reuse_off_and_why(sample, tiny, monkeypatch, capsys):
+    adapter = backend(tiny("qwen2vl"))
+
+    def differs(*args):
+        raise ValueError("the processor inserts more than the placeholder")
+
+    monkeypatch.setattr(adapter, "_expanded", differs)
+    items = items_of(sample, "velociti", 2)
+    scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
+    check = adapter.describe()["reuse_check"]
+    assert check["status"] == "off" and check["cached_rows"] == 0 and adapter.reuse == "none"
+    assert check["reason"] == "the processor's tokens differ from those of its expanded text"
+    err = capsys.readouterr().err
+    assert ("KV-prefix reuse off: none of the first batch's 4 requests went through the cache (the processor's "
+            "tokens differ from those of its expanded text); whole requests") in err and "reuse on" not in err
+    whole = answer_items(backend(tiny("qwen2vl"), reuse="none"), ENTAIL, items, UNIFORM, batch_size=4)
+    assert [r["score"] for r in scored.pair] == pytest.approx([r["score"] for r in whole.pair], abs=1e-5)

@@ -120,7 +120,7 @@ class Backend:
         architecture's row of facts (:mod:`bench.scoring.architectures`; ``tested: false`` when it has none)."""
         from bench.scoring.architectures import architecture_of
 
-        model_type = str(getattr(self.model.config, "model_type", ""))
+        model_type = str(getattr(getattr(self.model, "config", None), "model_type", ""))
         row = architecture_of(model_type)
         return {"model": self.model_id, "revision": self.revision,
                 "model_class": type(self.model).__name__, "processor": processor_settings(self.processor),

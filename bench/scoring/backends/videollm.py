@@ -133,6 +133,7 @@ class VideoLLMBackend(Backend):
         self._answer_source: dict[str, str] = {}
         self._kv_rows = 0
         self._whole_because: Counter[str] = Counter()
+        self.placeholder = getattr(self.processor, "video_token", None)
 
     def prepare(self, answers: Sequence[str]) -> None:
         """Find (and check) the answer tokens before any scoring."""
@@ -201,8 +202,8 @@ class VideoLLMBackend(Backend):
     def _expanded(self, prompt: str, video: _Video) -> tuple[list[int], dict[str, list[int]], int]:
         """(ids, per-token outputs, tokens up to the video's end) of ``prompt`` with its one video placeholder
         replaced as the processor replaces it, tokenized as the processor tokenizes its text."""
-        token = self.processor.video_token
-        if prompt.count(token) != 1:
+        token = self.placeholder
+        if token is None or prompt.count(token) != 1:
             raise ValueError("the prompt does not hold exactly one video placeholder")
         at = prompt.index(token)
         end = at + len(video.replacement)
@@ -235,7 +236,7 @@ class VideoLLMBackend(Backend):
         pixels = {k: self.pinned(v.contiguous()) if v.is_floating_point() else v.cpu() for k, v in pixels.items()}
         video = _Video(frames, pixels)
         found = [o["replacement"] for o in offsets[0] if o.get("type") == "video"]
-        if len(found) != 1:
+        if len(found) != 1 or self.placeholder is None:
             video.alone = "the processor does not say how it expands the video placeholder"
             return video
         for name, column in extras.items():
@@ -261,7 +262,7 @@ class VideoLLMBackend(Backend):
         processor with its video only when that expansion cannot be reproduced."""
         rows = []
         for i, prompt in enumerate(prompts_):
-            if video.replacement is not None and prompt.count(self.processor.video_token) == 1:
+            if video.replacement is not None and prompt.count(self.placeholder) == 1:
                 ids, extras, end = self._expanded(prompt, video)
                 rows.append(_Row(ids, extras, key, pixels=video.pixels, video_end=end))
                 continue
