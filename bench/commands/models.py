@@ -18,10 +18,20 @@ Video-LLM without a video processor in transformers is refused before scoring (a
 """
 
 
+# The test that builds and scores each tested architecture, by family (``[model type]`` its parameter).
+TESTS = {
+    "videollm": "tests/scoring/test_architectures.py::test_a_video_llm_scores_end_to_end_with_its_frames_true_times",
+    "contrastive": "tests/scoring/test_architectures.py::test_an_encoder_scores_similarities_end_to_end",
+    "xclip": "tests/scoring/test_architectures.py::test_an_encoder_scores_similarities_end_to_end",
+    "videotext": "tests/scoring/test_architectures.py::test_an_encoder_scores_similarities_end_to_end",
+    "textlm": "tests/scoring/test_backends.py::test_text_lm_log_likelihoods_match_an_unbatched_reference",
+}
+
+
 def listing(everything: bool = False) -> list[dict]:
     """The table as ``foilbench models --json`` prints it: one object per tested architecture (``architecture``,
-    ``name``, ``family``, ``protocols``, ``tested``, ``transformers``: the versions the suite ran it on, ``shipped``:
-    whether the installed transformers has it, and its facts), then one per family an installed package adds
+    ``name``, ``family``, ``protocols``, ``tested``, ``test``: the test that builds and scores it, ``transformers``:
+    the versions the suite ran it on, ``shipped``: whether the installed transformers has it, and its facts), then one per family an installed package adds
     (``tested`` false: this suite does not build it); with ``everything``, also every other model type the installed
     transformers ships as an image-text-to-text model, untested, with what the generic path makes of it."""
     import transformers
@@ -33,8 +43,9 @@ def listing(everything: bool = False) -> list[dict]:
     known = families()
     rows = []
     for row in ARCHITECTURES.values():
+        test = TESTS[row.family] + (f"[{row.model_type}]" if row.family != "textlm" else "")
         rows.append({"architecture": row.model_type, "name": row.name, "family": row.family,
-                     "protocols": list(known[row.family].protocols), "tested": True,
+                     "protocols": list(known[row.family].protocols), "tested": True, "test": test,
                      "transformers": row.tested_versions(), "shipped": _shipped(row.model_type),
                      **{k: v for k, v in row.describe().items() if k not in ("model_type", "name", "family", "since")}})
     for name, (family, source) in plugins().items():

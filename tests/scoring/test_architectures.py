@@ -8,6 +8,7 @@ both ends of the supported transformers range; an architecture the installed tra
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from datetime import timedelta
@@ -99,6 +100,14 @@ def test_every_architecture_of_the_table_is_built_and_tested_here():
     assert set(VIDEO_LLMS) | set(ENCODERS) | {"gpt2"} == set(ARCHITECTURES)  # GPT-2: tests/scoring/test_backends.py
     rows = listing()
     assert all(r["tested"] for r in rows if r["architecture"] in ARCHITECTURES)
+    params = {test_a_video_llm_scores_end_to_end_with_its_frames_true_times.__name__: VIDEO_LLMS,
+              test_an_encoder_scores_similarities_end_to_end.__name__: ENCODERS}
+    for r in rows:  # each row's test is a test of the suite, with the architecture among its parameters
+        path, name = r["test"].split("::")
+        function, _, param = name.partition("[")
+        module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+        assert callable(getattr(module, function)), r["test"]
+        assert param.rstrip("]") in params[function] if param else r["family"] == "textlm", r["test"]
     assert sum(r["family"] == "videollm" and r["tested"] for r in rows) >= 12
     assert sum(r["family"] in ("contrastive", "xclip", "videotext") and r["tested"] for r in rows) >= 5
 
