@@ -124,7 +124,9 @@ class VideoLLMBackend(Backend):
         self.load("AutoModelForImageTextToText")
         self.model_type = getattr(self.model.config, "model_type", "")
         self.reuse_mode = reuse
-        self.reuse = "none" if reuse == "none" else "kv"
+        row = architecture_of(self.model_type)
+        off = reuse == "auto" and row is not None and row.kv != "exact"  # the table says reuse is not exact
+        self.reuse = "none" if reuse == "none" or off else "kv"
         self.reuse_check: dict = {"status": "pending" if reuse == "auto" else f"not checked (reuse={reuse})"}
         self.preprocess = "device" if preprocess == "device" or (preprocess == "auto" and self.on_cuda) else "cpu"
         self.tokenizer = self.processor.tokenizer
