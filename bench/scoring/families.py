@@ -42,9 +42,15 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "GPT-2, OPT...: log-likelihood of each text, no video"),
 )}
 @lru_cache(maxsize=1)
+def _entry_points() -> tuple[metadata.EntryPoint, ...]:
+    """The ``foilbench.backends`` entry points of the installed packages, read once per process."""
+    return tuple(metadata.entry_points(group=ENTRY_POINTS))
+
+
+@lru_cache(maxsize=1)
 def _plugins() -> tuple[dict[str, tuple[Family, str]], tuple[str, ...]]:
     found, problems = {}, []
-    for point in metadata.entry_points(group=ENTRY_POINTS):
+    for point in _entry_points():
         source = point.dist.name if point.dist else point.value
         try:
             family = point.load()
@@ -79,7 +85,7 @@ def families() -> dict[str, Family]:
 
 def family_names() -> list[str]:
     """The names of every family, without importing the packages that add some (for a command's choices)."""
-    return list(FAMILIES) + [p.name for p in metadata.entry_points(group=ENTRY_POINTS) if p.name not in FAMILIES]
+    return list(FAMILIES) + [p.name for p in _entry_points() if p.name not in FAMILIES]
 
 
 def family_of_config(config) -> str | None:

@@ -34,8 +34,14 @@ def fake_distribution(folder: Path, name: str, points: dict[str, str], module: s
 def installed(tmp_path, monkeypatch):
     """Install fake distributions on ``sys.path`` for one test (the entry points read afresh before and after)."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    families._plugins.cache_clear()
-    yield lambda name, points, module="": fake_distribution(tmp_path, name, points, module)
+    forget()
+    yield lambda name, points, module="": (fake_distribution(tmp_path, name, points, module), forget())
+    forget()
+
+
+def forget() -> None:
+    """Read the installed packages' entry points afresh."""
+    families._entry_points.cache_clear()
     families._plugins.cache_clear()
 
 
