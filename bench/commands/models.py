@@ -31,9 +31,10 @@ TESTS = {
 def listing(everything: bool = False) -> list[dict]:
     """The table as ``foilbench models --json`` prints it: one object per tested architecture (``architecture``,
     ``name``, ``family``, ``protocols``, ``tested``, ``test``: the test that builds and scores it, ``transformers``:
-    the versions the suite ran it on, ``shipped``: whether the installed transformers has it, and its facts), then one per family an installed package adds
-    (``tested`` false: this suite does not build it); with ``everything``, also every other model type the installed
-    transformers ships as an image-text-to-text model, untested, with what the generic path makes of it."""
+    the versions the suite ran it on, ``shipped``: whether the installed transformers has it, and its facts), then
+    one per family an installed package adds (``tested`` false: this suite does not build it); with ``everything``,
+    also every other model type the installed transformers ships as an image-text-to-text model, untested, with what
+    the generic path makes of it."""
     import transformers
     from transformers.models.auto import modeling_auto
 
