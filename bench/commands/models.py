@@ -117,10 +117,11 @@ def markdown_details() -> str:
 
 
 def format_table(rows: list[dict]) -> str:
-    """One line per architecture: type, family, protocols, tested transformers versions, its times, KV reuse."""
+    """One line per architecture: type, family, protocols, tested transformers versions, its times (for an untested
+    one, how its video is given), KV reuse."""
     header = ("architecture", "family", "protocols", "tested on", "times", "KV reuse")
     table = [header] + [(r["architecture"] or "-", r["family"], ",".join(r["protocols"]),
-                         ", ".join(r["transformers"]) or "untested", _short(r.get("times", "")),
+                         ", ".join(r["transformers"]) or "untested", _short(r.get("times") or r.get("video", "")),
                          _short(r.get("kv", "")) or "n/a") for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)) + "  " + line[-1] for line in table)
