@@ -34,7 +34,7 @@ def sample(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory):
     """Folders of the tiny offline models, built once per test session: ``tiny("clip")``."""
-    from bench.devkit.tiny import tiny_model
+    from bench.devkit.tiny_models import tiny_model
 
     root = tmp_path_factory.mktemp("tiny")
     return lambda name: str(tiny_model(name, root))

@@ -53,6 +53,18 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return parse_pairs(pairs)
 
 
+def add_model(parser: argparse.ArgumentParser) -> None:
+    """``--model``, ``--family`` (the built-in families and those installed packages add) and the arguments of a model
+    served elsewhere (:func:`add_endpoint`): ``score`` and ``probe``."""
+    from bench.scoring.families import REMOTE, family_names
+
+    parser.add_argument("--model", required=True, help="hub id or local folder of the model (with --endpoint: the "
+                                                       "name of the model the endpoint serves)")
+    parser.add_argument("--family", choices=family_names(),
+                        help=f"model family (default: read from the model's config; {REMOTE} with --endpoint)")
+    add_endpoint(parser)
+
+
 def add_endpoint(parser: argparse.ArgumentParser) -> None:
     """The arguments of a model served elsewhere (family ``api``): ``--endpoint``, the key's variable, concurrency,
     time-out and retries (``score`` and ``probe``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.commands.options import add_command, add_endpoint, add_source, endpoint_of, parse_options, source_of
+from bench.commands.options import add_command, add_model, add_source, endpoint_of, parse_options, source_of
 
 EXAMPLE = """examples:
   foilbench score vitatecs data/VITATECS/data --video-root data/VITATECS/videos \\
@@ -154,7 +154,6 @@ def _warn_ties(out: Path) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``score`` command."""
-    from bench.scoring.families import FAMILIES
     from bench.scoring.protocols import PROTOCOLS
 
     p = add_command(
@@ -162,11 +161,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Score every item of BENCHMARK (read from DATA as released) with MODEL (a hub id or a local folder), writing "
         "per-item scores to a run folder. Killing and re-running resumes.", EXAMPLE)
     add_source(p)
-    p.add_argument("--model", required=True, help="hub id or local folder of the model (with --endpoint: the name of "
-                                                  "the model the endpoint serves)")
-    p.add_argument("--family", choices=list(FAMILIES), help="model family (default: read from the model's config; "
-                                                            "api with --endpoint)")
-    add_endpoint(p)
+    add_model(p)
     p.add_argument("--max-requests", type=int, metavar="N",
                    help="API: send at most N requests in this launch, retries included (then it stops as an "
                         "interrupt does: run again to resume)")

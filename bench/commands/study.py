@@ -68,13 +68,13 @@ def _dry_run(study) -> int:
     """What each API run of the study would send (requests, images, estimated tokens), per benchmark; nothing is
     sent and nothing scored."""
     from bench.scoring.api.estimate import run_cost
-    from bench.scoring.families import FAMILIES
+    from bench.scoring.families import families
     from bench.scoring.shared import Shared
 
     shared = Shared()
     print(f"study {study.path.name}: what its API runs would send")
     for config in study.configs:
-        if not (config.family and FAMILIES[config.family].remote):
+        if not (config.family and families()[config.family].remote):
             print(f"  {config.source.benchmark:10s} {config.name}: a local model, no API request")
             continue
         print(f"  {run_cost(config, shared.load).line(config.name)}")

@@ -94,8 +94,10 @@ def build_xclip(folder: str | Path) -> Path:
 
 
 def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: list[str] | None = None,
-                  vocab_size: int = 400):
-    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens."""
+                  vocab_size: int = 400, **named: str):
+    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens;
+    ``named``: model-specific special tokens a processor reads as attributes (``image_token="<image>"`` gives
+    ``tokenizer.image_token`` and ``tokenizer.image_token_id``)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -106,7 +108,7 @@ def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: 
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator((corpus or CORPUS) * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],
-                                   chat_template=chat_template)
+                                   chat_template=chat_template, **named)
 
 
 def build_gpt2(folder: str | Path) -> Path:
@@ -194,17 +196,13 @@ BUILDERS: dict[str, Callable[[str | Path], Path]] = {
     "xclip": build_xclip,
     "gpt2": build_gpt2,
     "qwen2vl": build_qwen2vl,
+}
+VARIANTS: dict[str, Callable[[str | Path], Path]] = {
     "clip-constant": build_constant_clip,
     "qwen2vl-constant": build_constant_qwen2vl,
 }
-
-
-def tiny_model(name: str, root: str | Path) -> Path:
-    """The tiny model ``name`` under ``root`` (built on first use)."""
-    folder = Path(root) / name
-    if not (folder / "config.json").is_file():
-        BUILDERS[name](folder)
-    return folder
+"""Tiny models that are an architecture of :data:`BUILDERS` altered on purpose (not one more architecture): models
+that cannot tell one text from another, for the tests of ties."""
 
 
 # A ChatML template in LLaVA-OneVision's layout (the <video> placeholder opens the user turn).

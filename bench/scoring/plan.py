@@ -16,15 +16,12 @@ from bench.items import Item, ItemSet
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
 from bench.scoring.api.answers import check_readers
+from bench.scoring.architectures import check_architecture, model_type_of
 from bench.scoring.backends.base import folder_revision
-from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
+from bench.scoring.families import REMOTE, check_fits, check_protocol, families, infer_family, reads_config
 from bench.scoring.hub import locate
 from bench.scoring.protocols import FORMAT, ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
-
-REMOTE = "api"
-"""The family of a run given an ``endpoint`` and no family."""
-
 
 def select_items(items: Sequence[Item], limit: int | None, spread: bool = False) -> list[Item]:
     """``limit`` main items with their twins, in file order: the first ones, or (``spread``) every
@@ -55,7 +52,8 @@ def fixed_chunks(items: Sequence[Item], chunk_size: int, done: set[str]) -> list
 
 @dataclasses.dataclass
 class Plan:
-    """What every rank checks before loading a model."""
+    """What every rank checks before loading a model; ``note``: the line saying the model's architecture goes
+    through the generic path untested (None for a tested one)."""
 
     benchmark: BenchmarkSpec
     model: object
@@ -65,6 +63,7 @@ class Plan:
     blind: bool
     items: list[Item]
     out: Path
+    note: str | None = None
 
 
 def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataSource.load) -> Plan:
@@ -78,8 +77,9 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     remote = bool(family) and check_remote(family, config)
     if family:  # what can be checked without the model is checked before it is located
         protocol = checked_protocol(family, config, benchmark, blind)
-    model = locate(config.model) if isinstance(config.model, str) and not remote else config.model
-    if family and isinstance(model, str) and not remote:
+    local = family is None or reads_config(family)  # a remote model is its name; a package's family finds its own
+    model = locate(config.model) if isinstance(config.model, str) and local else config.model
+    if family and isinstance(model, str) and local:
         check_fits(model, family)
     if not family:
         family = infer_family(model)
@@ -92,19 +92,21 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
+    note = (check_architecture(model_type_of(model), family, protocol.uses_frames and not blind)
+            if reads_config(family) else None)
     items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
     protocol.check(items)  # a prompt naming an item label an item lacks fails here, before a model loads
     if remote:  # answers to be read as text need the benchmark's reader of them: said before anything is sent
         check_readers(benchmark, protocol, benchmark.backend_defaults(family, config.options).get("answers", "auto"))
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
-    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out, note)
 
 
 def check_remote(family: str, config: ScoreConfig) -> bool:
     """Whether ``family`` is served remotely; a one-line error when it is and no endpoint is given, or an endpoint is
     given for a local family."""
     check_protocol(family, None)
-    remote = FAMILIES[family].remote
+    remote = families()[family].remote
     if remote and config.endpoint is None:
         raise ValueError(f"the {family} family needs --endpoint URL (an OpenAI-compatible base URL, e.g. "
                          "https://api.openai.com/v1) and --model NAME (the model it serves)")
@@ -128,7 +130,7 @@ def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec,
     """The run's protocol for ``family`` (a remote model's: the prompt its paper asked closed models, where it has
     one); a blind run (no frames) of a protocol that needs them is refused."""
     protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt,
-                             closed=FAMILIES[family].remote)
+                             closed=families()[family].remote)
     if blind and protocol.uses_frames and not protocol.blind_ok:
         raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
                          "question-answering protocol (entail, mc)")
@@ -142,7 +144,7 @@ def check_stored(config: ScoreConfig, plan: Plan) -> None:
     stored = plan.out / MANIFEST
     if not stored.is_file():
         return
-    remote = FAMILIES[plan.family].remote
+    remote = families()[plan.family].remote
     revision = folder_revision(plan.model) if isinstance(plan.model, str) and not remote else None
     stored_revision = str(json.loads(stored.read_text()).get("revision") or "")
     unknown = [] if revision and stored_revision.startswith("files:") or remote else ["revision"]

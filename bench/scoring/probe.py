@@ -11,6 +11,7 @@ clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -101,24 +102,37 @@ def run_setup(manifest: Manifest) -> dict[str, Any]:
 
 def resolve_model(model: str, family: str | None, endpoint: Endpoint | None = None) -> tuple[str, str]:
     """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads (a
-    model behind ``endpoint`` is its name, of the api family)."""
-    from bench.scoring.families import FAMILIES, check_fits, check_protocol, infer_family
+    model behind ``endpoint`` is its name, of the api family; a family a package adds finds its own models)."""
+    from bench.scoring.families import REMOTE, check_fits, check_protocol, families, infer_family, reads_config
     from bench.scoring.hub import locate
 
-    family = family or ("api" if endpoint is not None else None)
+    family = family or (REMOTE if endpoint is not None else None)
     if family is not None:
         check_protocol(family, None)
-        if FAMILIES[family].remote != (endpoint is not None):
-            raise ValueError(f"--endpoint goes with --family api (a model served elsewhere), not with {family}"
+        if families()[family].remote != (endpoint is not None):
+            raise ValueError(f"--endpoint goes with --family {REMOTE} (a model served elsewhere), not with {family}"
                              if endpoint is not None else f"the {family} family needs --endpoint URL")
         if endpoint is not None:
             endpoint.check()
+        if not reads_config(family):
             return model, family
     located = locate(model)
     if family is None:
         return located, infer_family(located)
     check_fits(located, family)
     return located, family
+
+
+def architecture_note(model: str, family: str, uses_frames: bool) -> str | None:
+    """The run's check of ``model``'s architecture (:func:`~bench.scoring.architectures.check_architecture`): a
+    one-line error for one that cannot work, the line for one that is untested (printed on stderr)."""
+    from bench.scoring.architectures import check_architecture, model_type_of
+    from bench.scoring.families import reads_config
+
+    note = check_architecture(model_type_of(model), family, uses_frames) if reads_config(family) else None
+    if note:
+        print(note, file=sys.stderr)
+    return note
 
 
 def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | None = None,
@@ -148,6 +162,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     elif blind and not protocol.blind_ok:
         raise ValueError(f"the {family} family ({protocol.name}) needs frames: --frames none is for protocols "
                          "that can be asked without them")
+    architecture_note(located, family, protocol.uses_frames and not blind)
     if protocol.uses_frames:
         try:
             decode.probe(item.clips[0].path, decoder)
@@ -172,7 +187,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
         key = (PROBE_ITEM, 0)
-        encoded = {key: backend.encode(sampled.array)}
+        encoded = {key: backend.encode(sampled)}
         videos = ChunkVideos([item], {key: sampled}, sampling, decoder, size, encoded)
     scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
     if failures:

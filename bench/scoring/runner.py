@@ -94,7 +94,7 @@ def _prepare(config: ScoreConfig, ranks: Ranks, shared: Shared) -> tuple[Plan, R
     try:
         check_stored(config, plan)
         stored = preflight.stored_state(plan.out, plan.items, config.retry_failures)
-        notes = [stored.line(plan.out)]
+        notes = [plan.note, stored.line(plan.out)]
         if plan.protocol.uses_frames and not plan.blind and not stored.complete:
             notes.append(preflight.missing_videos(plan.items, config.source.video_root))
     except BaseException:

@@ -159,7 +159,7 @@ def _benchmarks(tables: Any, paths: _Paths, check_files: bool) -> list[Benchmark
 def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths, seed: int) -> list[ScoreConfig]:
     from bench.frames import parse_policy
     from bench.frames.controls import check_control
-    from bench.scoring.families import check_protocol
+    from bench.scoring.families import REMOTE, check_protocol
 
     if not tables:
         raise StudyError("a study needs at least one [[models]] table")
@@ -173,7 +173,7 @@ def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths
         where = f"[[models]] {name!r}"
         endpoint = _endpoint(where, table)
         model = table["model"] if endpoint else _model(where, table["model"], paths)
-        family = table.get("family", "api" if endpoint else None)
+        family = table.get("family", REMOTE if endpoint else None)
         try:
             if family is not None:
                 check_protocol(_typed(f"{where} family", family, str, "text"), table.get("protocol"))

@@ -5,6 +5,7 @@ counts the connections)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from bench.config import DataSource, Endpoint, ScoreConfig
+from bench.frames import Frames
 from bench.frames.decode import Fit
 from bench.importers.common import parse_letter, parse_vitatecs_option, parse_yes_no
 from bench.importers.velociti import parse_mcq_answer
@@ -199,8 +201,15 @@ def test_image_tokens_follow_openais_published_examples():
     assert image_tokens(512, 288) == 255
 
 
+def _frames(count: int, seed: int, indices=None, fps: float = 30.0) -> Frames:
+    """``count`` random frames of a clip at ``fps``, taken at ``indices`` (every frame from the first by default)."""
+    indices = list(range(count)) if indices is None else list(indices)
+    pixels = np.random.default_rng(seed).integers(0, 255, (count, 36, 64, 3), dtype=np.uint8)
+    return Frames(pixels, indices, [i / fps for i in indices], fps, "v.mp4", window=(0, max(indices) + 1))
+
+
 def test_a_request_holds_the_frames_as_jpeg_images_before_the_question():
-    frames = np.random.default_rng(0).integers(0, 255, (3, 36, 64, 3), dtype=np.uint8)
+    frames = _frames(3, 0)
     settings = AskSettings.of({"detail": "low"})
     body = chat_body("gpt-4o", "Is it?", visual_parts(frames, settings), settings, "logprobs")
     content = body["messages"][0]["content"]
@@ -210,25 +219,49 @@ def test_a_request_holds_the_frames_as_jpeg_images_before_the_question():
     again = chat_body("gpt-4o", "Is it?", visual_parts(frames, settings), settings, "logprobs")
     assert request_key(body) == request_key(again)
     assert request_tokens(body) == 7 + 2 + 3 * 85
+    blind = Frames(np.zeros((0, 36, 64, 3), np.uint8), [], [], 30.0, "v.mp4")
+    assert visual_parts(blind, settings) == [] and visual_parts(None, settings) == []
     with pytest.raises(ValueError, match="unknown backend option"):
         AskSettings.of({"image_sise": 3})
 
 
-def test_video_mode_sends_every_sampled_frame_once_in_one_mp4():
+def _sent_video(frames: Frames, **options):
+    """The MP4 ``send=video`` makes of ``frames``, decoded: (its stream's average rate, each frame's time and
+    pixels)."""
     import base64
     import io
 
     import av
 
-    frames = np.random.default_rng(1).integers(0, 255, (5, 36, 64, 3), dtype=np.uint8)
-    (part,) = visual_parts(frames, AskSettings.of({"send": "video", "video_fps": 2.0}))
+    (part,) = visual_parts(frames, AskSettings.of({"send": "video", **options}))
     url = part["video_url"]["url"]
     assert part["type"] == "video_url" and url.startswith("data:video/mp4;base64,")
     with av.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as container:
         stream = container.streams.video[0]
-        decoded = list(container.decode(stream))
-        assert float(stream.average_rate) == 2.0
-    assert len(decoded) == len(frames) and (decoded[0].width, decoded[0].height) == (64, 36)
+        decoded = [(float(f.time), f.to_ndarray(format="rgb24")) for f in container.decode(stream)]
+        return float(stream.average_rate), decoded
+
+
+def test_video_mode_sends_every_sampled_frame_once_in_one_mp4():
+    frames = _frames(5, 1)
+    rate, decoded = _sent_video(frames, video_fps=2.0)
+    assert rate == 2.0 and [t for t, _ in decoded] == [n / 2.0 for n in range(len(frames.array))]
+    assert len(decoded) == len(frames.array) and decoded[0][1].shape == frames.array[0].shape
+
+
+def test_video_mode_shows_each_frame_at_its_true_time_in_the_clip_whatever_the_feeding_order():
+    frames = _frames(5, 2, indices=[3, 9, 16, 22, 29], fps=30.0)
+    metadata = frames.video_metadata()
+    true = [(i - metadata["frames_indices"][0]) / metadata["fps"] for i in metadata["frames_indices"]]
+    _, decoded = _sent_video(frames)
+    assert [t for t, _ in decoded] == pytest.approx(true, abs=1e-3) and len(decoded) == len(frames.array)
+    order = [4, 3, 2, 1, 0]  # a reversed control feeds the last frame first: the video is played that way
+    fed = dataclasses.replace(frames, array=frames.array[order], indices=[frames.indices[i] for i in order],
+                              timestamps=[frames.timestamps[i] for i in order])
+    _, played = _sent_video(fed)
+    assert [t for t, _ in played] == pytest.approx(true, abs=1e-3)
+    shown = played[0][1].astype(int)
+    assert np.abs(shown - frames.array[4]).mean() < np.abs(shown - frames.array[0]).mean(), "the first fed first"
 
 
 def test_the_long_side_fit_never_enlarges():

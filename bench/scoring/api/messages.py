@@ -16,10 +16,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from bench.frames import Frames
+
 ANSWER_MODES = ("auto", "logprobs", "text")
 SEND_MODES = ("images", "video")
 DETAILS = ("low", "high", "auto")
 TEXT_MAX_TOKENS = 32
+MP4_TICKS = 1000
+"""Ticks a second of the MP4 sent (``send=video``): its frames' times are kept to the millisecond."""
 
 
 @dataclass(frozen=True)
@@ -30,10 +34,10 @@ class AskSettings:
     read by the paper's parser) or ``auto`` (logprobs when the endpoint returns them; decided by one short request
     before the run). ``image_size``: the long side of each frame sent, in pixels (never enlarged); ``jpeg_quality``;
     ``detail``: OpenAI's image ``detail`` (low, high, auto; not sent when unset). ``send``: ``images`` (one image per
-    frame) or ``video`` (the frames as one MP4 ``video_url``, ``video_fps`` frames a second, for servers that take
-    video, such as vLLM and SGLang). ``max_tokens`` (default 1 with logprobs, :data:`TEXT_MAX_TOKENS` for text),
-    ``temperature`` (0: greedy, as the papers ask), ``top_logprobs`` (how many alternatives the answer position
-    returns).
+    frame) or ``video`` (the frames as one MP4 ``video_url`` for servers that take video, such as vLLM and SGLang:
+    each frame at its true time in the clip, or ``video_fps`` frames a second when that is set). ``max_tokens``
+    (default 1 with logprobs, :data:`TEXT_MAX_TOKENS` for text), ``temperature`` (0: greedy, as the papers ask),
+    ``top_logprobs`` (how many alternatives the answer position returns).
     """
 
     answers: str = "auto"
@@ -41,7 +45,7 @@ class AskSettings:
     jpeg_quality: int = 90
     detail: str | None = None
     send: str = "images"
-    video_fps: float = 1.0
+    video_fps: float | None = None
     max_tokens: int | None = None
     temperature: float = 0.0
     top_logprobs: int = 20
@@ -71,7 +75,8 @@ class AskSettings:
                 raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")
         if self.max_tokens is not None and (not isinstance(self.max_tokens, int) or self.max_tokens < 1):
             raise ValueError(f"max_tokens must be a positive integer, got {self.max_tokens!r}")
-        if not isinstance(self.video_fps, (int, float)) or not self.video_fps > 0:
+        if self.video_fps is not None and (isinstance(self.video_fps, bool) or
+                                           not isinstance(self.video_fps, (int, float)) or not self.video_fps > 0):
             raise ValueError(f"video_fps must be a number > 0, got {self.video_fps!r}")
 
     def tokens_for(self, mode: str) -> int:
@@ -92,24 +97,41 @@ def jpeg(frame: np.ndarray, quality: int) -> bytes:
     return out.getvalue()
 
 
-def mp4(frames: np.ndarray, fps: float) -> bytes:
-    """Frames as an MP4 at ``fps`` frames a second (each frame one picture, no frame dropped): H.264, or MPEG-4 part 2
-    where PyAV's FFmpeg has no H.264 encoder."""
+def mp4(frames: np.ndarray, times: Sequence[float]) -> bytes:
+    """Frames as an MP4, frame ``i`` shown from ``times[i]`` seconds (the first at 0; each frame one picture, no frame
+    dropped): H.264, or MPEG-4 part 2 where PyAV's FFmpeg has no H.264 encoder."""
     from fractions import Fraction
 
     import av
 
+    tick = Fraction(1, MP4_TICKS)
+    pts = []
+    for t in times:  # strictly increasing, as a container needs: a frame taken twice shows for one tick
+        pts.append(max(int(round((t - times[0]) * MP4_TICKS)), pts[-1] + 1 if pts else 0))
+    rate = Fraction(len(pts) - 1, pts[-1]) * MP4_TICKS if len(pts) > 1 else Fraction(1)
     out = io.BytesIO()
     height, width = frames.shape[1] // 2 * 2, frames.shape[2] // 2 * 2  # yuv420p needs even sides
     with av.open(out, mode="w", format="mp4") as container:
         codec = "libx264" if "libx264" in av.codecs_available else "mpeg4"
-        stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1000))
+        stream = container.add_stream(codec, rate=rate.limit_denominator(MP4_TICKS))
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        for frame in frames:
+        stream.codec_context.time_base = tick
+        for frame, at in zip(frames, pts):
             picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(frame[:height, :width]), format="rgb24")
+            picture.pts, picture.time_base = at, tick
             container.mux(stream.encode(picture))
         container.mux(stream.encode())
     return out.getvalue()
+
+
+def frame_times(frames: Frames, fps: float | None = None) -> list[float]:
+    """The time each of ``frames`` is shown at in the MP4 sent: its true time in the clip (in time order, whatever
+    order the frames are fed in, as :meth:`~bench.frames.Frames.video_metadata` gives them), or ``fps`` frames a
+    second when that is set."""
+    if fps is not None:
+        return [n / fps for n in range(len(frames.array))]
+    metadata = frames.video_metadata()
+    return [i / metadata["fps"] for i in metadata["frames_indices"]]
 
 
 def data_url(kind: str, payload: bytes) -> str:
@@ -117,15 +139,16 @@ def data_url(kind: str, payload: bytes) -> str:
     return f"data:{kind};base64,{base64.b64encode(payload).decode('ascii')}"
 
 
-def visual_parts(frames: np.ndarray | None, settings: AskSettings) -> list[dict]:
+def visual_parts(frames: Frames | None, settings: AskSettings) -> list[dict]:
     """The content parts that carry a clip's frames: one ``image_url`` per frame, or one ``video_url`` (none for no
     frames: a blind run)."""
-    if frames is None or not len(frames):
+    if frames is None or not len(frames.array):
         return []
     if settings.send == "video":
-        return [{"type": "video_url", "video_url": {"url": data_url("video/mp4", mp4(frames, settings.video_fps))}}]
+        video = mp4(frames.array, frame_times(frames, settings.video_fps))
+        return [{"type": "video_url", "video_url": {"url": data_url("video/mp4", video)}}]
     parts = []
-    for frame in frames:
+    for frame in frames.array:
         image = {"url": data_url("image/jpeg", jpeg(frame, settings.jpeg_quality))}
         if settings.detail:
             image["detail"] = settings.detail

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from bench.config import Endpoint
+from bench.frames import Frames
 from bench.frames.decode import Fit
 from bench.scoring.api.answers import AnsweredProtocol, reply_of, unread
 from bench.scoring.api.client import ApiError, Client
@@ -67,8 +68,9 @@ class ApiBackend(Backend):
         """Frames are decoded straight to the size sent: the long side at most ``image_size`` pixels."""
         return Fit("longest_edge", edge=self.settings.image_size)
 
-    def encode(self, frames) -> list[dict]:
-        """A clip's frames as the content parts that carry them (JPEG images, or one MP4), on a decode worker."""
+    def encode(self, frames: Frames) -> list[dict]:
+        """A clip's frames as the content parts that carry them (JPEG images, or one MP4 with the frames' true
+        times), on a decode worker."""
         return visual_parts(frames, self.settings)
 
     def prepare(self, answers: Sequence[str]) -> None:
@@ -151,7 +153,7 @@ class ApiBackend(Backend):
         """The response to each request (stored ones from the run's responses, the others sent ``concurrency`` at a
         time and stored as they arrive), as an object array; :class:`~bench.scoring.api.client.ApiError` (after the
         requests in flight are answered and stored) when one fails for good."""
-        parts = {ref: self.encode(v) if isinstance(v, np.ndarray) else v for ref, v in videos.items()}  # joined clips
+        parts = {ref: self.encode(v) if isinstance(v, Frames) else v for ref, v in videos.items()}  # joined clips
         bodies = [chat_body(self.model_id, request.question, parts.get(request.video, []) if request.video else [],
                             self.settings, self.mode) for request in requests]
         keys = [request_key(b) for b in bodies]
