@@ -165,15 +165,20 @@ def build_qwen2vl(folder: str | Path) -> Path:
 
 
 def build_constant_clip(folder: str | Path) -> Path:
-    """:func:`build_clip` with a text tower that gives every text the same embedding (its last layer norm scaled to
-    zero, its shift kept): a model that cannot tell one text from another, so every caption ties with its foils."""
+    """:func:`build_clip` with a text tower that gives every text the same embedding, to the bit: its last layer
+    norm's scale zeroed, its shift -1, 0 or 1 and the text projection's weights multiples of 1/8 in [-1, 1], so that
+    every sum in the projection is exact and no batch's summation order changes a bit. A model that cannot tell one
+    text from another: every caption ties with its foils, whichever texts are embedded together."""
     from transformers import CLIPModel
 
     folder = build_clip(folder)
     model = CLIPModel.from_pretrained(folder)
+    draw = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        model.text_model.final_layer_norm.weight.zero_()
-        model.text_model.final_layer_norm.bias.uniform_(-1.0, 1.0)
+        norm, projection = model.text_model.final_layer_norm, model.text_projection.weight
+        norm.weight.zero_()
+        norm.bias.copy_(torch.randint(-1, 2, norm.bias.shape, generator=draw).float())
+        projection.copy_(torch.randint(-8, 9, projection.shape, generator=draw).float() / 8)
     model.save_pretrained(folder)
     return folder
 
