@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "bench.commands.score",
     "study": "bench.commands.study",
     "probe": "bench.commands.probe",
+    "models": "bench.commands.models",
     "import": "bench.commands.importing",
     "report": "bench.commands.report",
     "perf": "bench.commands.perf",

@@ -39,6 +39,53 @@ class DataSource:
         return spec(self.benchmark).load(self.data_path, video_root=self.video_root, **self.options)
 
 
+KEY_PARAMETERS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "sig", "signature"})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a remote model (family ``api``) is served and how it is asked: an OpenAI-compatible base URL
+    (``https://api.openai.com/v1``, ``http://127.0.0.1:8000/v1``), the environment variable that holds its key (the
+    name only: the key itself is read when a request is sent and never stored), the requests sent at once, the caps
+    on requests sent (``max_requests``, every attempt counted) and on estimated tokens sent (``token_budget``), and
+    each request's time-out (seconds) and retries."""
+
+    url: str
+    key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    max_requests: int | None = None
+    token_budget: int | None = None
+    timeout: float = 120.0
+    retries: int = 6
+
+    def check(self) -> None:
+        """A one-line :class:`ValueError` for a URL that is no http(s) URL or carries credentials, or a value out of
+        its range."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--endpoint must be an http(s) URL such as https://api.openai.com/v1, got "
+                             f"{parts.scheme + '://' if parts.scheme else ''}{parts.hostname or '(no host)'}...")
+        if parts.username or parts.password or {k.lower() for k, _ in parse_qsl(parts.query)} & KEY_PARAMETERS:
+            raise ValueError("--endpoint carries credentials: give the URL without them and the key in an "
+                             "environment variable (--api-key-env NAME)")
+        if not self.key_env or not self.key_env.replace("_", "").isalnum():
+            raise ValueError(f"--api-key-env must name an environment variable, got {self.key_env!r}")
+        if self.concurrency < 1 or self.retries < 0 or not self.timeout > 0:
+            raise ValueError("--concurrency must be at least 1, --max-retries at least 0 and --request-timeout "
+                             "positive")
+        for name, cap in (("--max-requests", self.max_requests), ("--token-budget", self.token_budget)):
+            if cap is not None and cap < 1:
+                raise ValueError(f"{name} must be at least 1, got {cap}")
+
+    def redacted(self) -> dict[str, Any]:
+        """The settings as the manifest records them (the key's variable name, never its value)."""
+        return {"endpoint": self.url, "api_key_env": self.key_env, "concurrency": self.concurrency,
+                "max_requests": self.max_requests, "token_budget": self.token_budget, "timeout": self.timeout,
+                "retries": self.retries}
+
+
 @dataclass
 class ScoreConfig:
     """Everything ``foilbench score`` needs besides the items: model, protocol, frame policy, batching and where
@@ -51,7 +98,8 @@ class ScoreConfig:
     None: one decoding thread per core. ``max_failure_rate``: the share of failed items above which the run fails
     (a run whose items all fail always does). ``control``: a shortcut control (:mod:`bench.frames.controls`) whose
     frame policy replaces ``frame_policy``, derived from it. ``frame_policy`` is a policy as ``--frames`` writes it
-    (``uniform:k=8``; :func:`bench.frames.parse_policy`).
+    (``uniform:k=8``; :func:`bench.frames.parse_policy`). ``endpoint``: where a remote model (family ``api``) is
+    served (:class:`Endpoint`).
     """
 
     source: DataSource
@@ -77,6 +125,7 @@ class ScoreConfig:
     options: dict[str, Any] = field(default_factory=dict)
     max_failure_rate: float = 1.0
     control: str | None = None
+    endpoint: Endpoint | None = None
 
     def check(self) -> None:
         """Raise a one-line :class:`ValueError` for a value out of its range (the runner calls it before anything
@@ -93,6 +142,8 @@ class ScoreConfig:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
         if isinstance(self.size, tuple) and min(self.size) < 1:
             raise ValueError(f"--size must be positive, got {self.size[0]}x{self.size[1]}")
+        if self.endpoint is not None:
+            self.endpoint.check()
 
 
 # Manifest fields that must agree for a stored run to be resumed with the same scores.

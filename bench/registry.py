@@ -31,7 +31,14 @@ class BenchmarkSpec:
     ``loader``: ``load(path, video_root=None, **options) -> ItemSet``.
     ``metrics``: a module following :class:`bench.metrics.dispatch.MetricModule` (``outcomes`` and ``table``).
     ``prompts``: the protocol prompt name per question kind: ``entail`` (Yes/No), ``choice`` (A/B among texts for
-    one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text).
+    one clip) and ``video_choice`` (A/B among clips joined by a black gap, for one text); ``closed_<kind>``: what the
+    paper asked closed (API) models instead, where that differs.
+    ``answer_parsers``: per question kind, the paper's reader of a generated answer (``"module:function"``), for
+    answers given as text (closed models through an API): default :data:`ANSWER_PARSERS`; None where the paper has
+    no reader of that kind (an API run asking it must then get log-probabilities). A Yes/No reader takes the answer
+    and gives 1.0 (Yes), 0.0 (No) or NaN; a choice reader takes the answer, the options' texts as shown and, as
+    keywords, the ``item`` and the ``order`` shown (indices into ``item.texts``, or the clips for ``video_choice``),
+    and gives the index of the option named, -1 for none.
     ``published``: the CSV of the paper's results tables under ``bench/papers``; ``notebook``: the paper notebook.
     ``importers``: import format name -> ``import(items, files, **options) -> (pair rows, choice rows, measure)``.
     ``labels``: the benchmark's label vocabulary (e.g. ViLMA's tests by subtest prefix, the papers' subset names).
@@ -40,6 +47,10 @@ class BenchmarkSpec:
     ``item_score``: the per-item outcomes (metric names of the module's ``outcomes``) that say "the true text won",
     most preferred first; a run is judged by the first it has when runs are pooled over benchmarks
     (:mod:`bench.metrics.pooled`).
+    ``formats``: for a benchmark whose items come in several question formats (the item label ``format``, e.g.
+    TempCompass' multi-choice, yes/no...): format -> {protocol name: prompt name, or None for the benchmark's prompt
+    of that kind (or none, for a protocol that asks no question)}. A protocol asks only the items of the formats that
+    list it; a run of it leaves the others out. Empty: every protocol asks every item.
     """
 
     name: str
@@ -54,6 +65,8 @@ class BenchmarkSpec:
     labels: Mapping[str, Any] = field(default_factory=dict)
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     item_score: tuple[str, ...] = ()
+    formats: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    answer_parsers: Mapping[str, str | None] = field(default_factory=dict)
 
     def backend_defaults(self, family: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The backend options of a run of ``family`` on this benchmark: this spec's defaults, then ``given``."""
@@ -67,6 +80,18 @@ class BenchmarkSpec:
     def metrics_module(self):
         """The module computing this benchmark's metrics."""
         return resolve(self.metrics)
+
+    def answer_parser(self, kind: str) -> Callable | None:
+        """The reader of a generated answer to a ``kind`` question (``entail``, ``choice`` or ``video_choice``); None
+        where the paper has none."""
+        found = self.answer_parsers.get(kind, ANSWER_PARSERS[kind])
+        return resolve(found) if found else None
+
+
+# The readers of generated answers where a benchmark names none of its own: Yes/No as VELOCITI's gemini/eval.py reads
+# them (the ``answers`` import format's reader), a letter as Vinoground's get_score_all.py reads it (its first letter).
+ANSWER_PARSERS = {"entail": "bench.importers.common:parse_yes_no", "choice": "bench.importers.common:parse_letter",
+                  "video_choice": "bench.importers.common:parse_letter"}
 
 
 _VILMA_TESTS = (
@@ -125,6 +150,7 @@ register(BenchmarkSpec(
     prompts={"entail": "yes-no", "choice": "vitatecs-mc"},
     published="vitatecs.csv", notebook="vitatecs.ipynb",
     importers={"answers": "bench.importers.common:import_answers"},
+    answer_parsers={"choice": "bench.importers.common:parse_vitatecs_option"},
     # CLIP4Clip mean pooling (X-CLIP/modules/modeling.py L392-394): normalise frames, average, normalise
     backend_options={"contrastive": {"pooling": "normalized_mean"}},
     item_score=("accuracy",),
@@ -132,8 +158,9 @@ register(BenchmarkSpec(
 register(BenchmarkSpec(
     name="velociti", title="VELOCITI", paper="Saravanan et al.",
     loader="bench.loaders.velociti:load", metrics="bench.metrics.velociti",
-    prompts={"entail": "velociti-entail", "choice": "velociti-mcq"},
+    prompts={"entail": "velociti-entail", "choice": "velociti-mcq", "closed_entail": "velociti-entail-closed"},
     published="velociti.csv", notebook="velociti.ipynb",
+    answer_parsers={"choice": "bench.importers.velociti:parse_mcq_answer"},
     importers={"velociti-closed": "bench.importers.velociti:import_velociti_closed",
                "answers": "bench.importers.common:import_answers"},
     labels={"aliases": {"agent_bind": "agent binding", "coref": "agent coreference",
@@ -160,4 +187,51 @@ register(BenchmarkSpec(
     importers={"vinoground": "bench.importers.vinoground:import_vinoground",
                "answers": "bench.importers.common:import_answers"},
     item_score=("text", "text (A/B)"),
+))
+register(BenchmarkSpec(
+    name="mvp", title="MVP", paper="Krojer et al., 2025",
+    loader="bench.loaders.mvp:load", metrics="bench.metrics.mvp",
+    prompts={"entail": "answer-yes-no", "choice": "mvp"},
+    published="mvp.csv", notebook="mvp.ipynb",
+    importers={"mvp": "bench.importers.mvp:import_mvp"},
+    # extract_pred reads a letter; MVP asks no Yes/No question, so it has no reader of Yes/No text
+    answer_parsers={"choice": "bench.importers.mvp:parse_choice", "entail": None},
+    item_score=("paired accuracy",),
+))
+register(BenchmarkSpec(
+    name="temporalbench", title="TemporalBench", paper="Cai et al., 2024",
+    loader="bench.loaders.temporalbench:load", metrics="bench.metrics.temporalbench",
+    prompts={"entail": "yes-no", "choice": "temporalbench"},
+    published="temporalbench.csv", notebook="temporalbench.ipynb",
+    importers={"temporalbench": "bench.importers.temporalbench:import_temporalbench",
+               "answers": "bench.importers.common:import_answers"},
+    # the default readers are its own: get_qa_acc.py L49 reads a response's first letter (common.parse_letter)
+    item_score=("binary accuracy",),
+))
+register(BenchmarkSpec(
+    name="tempcompass", title="TempCompass", paper="Liu et al., ACL Findings 2024",
+    loader="bench.loaders.tempcompass:load", metrics="bench.metrics.tempcompass",
+    prompts={"entail": "yes-no", "choice": "tempcompass-choice"},
+    published="tempcompass.csv", notebook="tempcompass.ipynb",
+    importers={"tempcompass": "bench.importers.tempcompass:import_tempcompass"},
+    # eval_yes_no.py's reader (for every Yes/No answer), eval_multi-choice.py's and eval_caption_matching.py's
+    answer_parsers={"entail": "bench.importers.tempcompass:parse_yes_no",
+                    "choice": "bench.importers.tempcompass:parse_choice"},
+    # four question formats (the item label "format"): each asked by the protocols that fit it; captioning needs a
+    # generated caption and a judge, so only imported answers score it
+    formats={"multi-choice": {"similarity": None, "entail": None, "mc": "tempcompass-choice", "loglik": None},
+             "yes_no": {"entail": "tempcompass-yes-no"},
+             "caption_matching": {"similarity": None, "entail": None, "mc": "tempcompass-choice", "loglik": None},
+             "captioning": {}},
+    item_score=("multi-choice", "yes/no", "caption matching", "captioning"),
+))
+register(BenchmarkSpec(
+    name="tvbench", title="TVBench", paper="Cores et al., 2024",
+    loader="bench.loaders.tvbench:load", metrics="bench.metrics.tvbench",
+    prompts={"entail": "answer-yes-no", "choice": "tvbench-mc"},
+    published="tvbench.csv", notebook="tvbench.ipynb",
+    importers={"tvbench": "bench.importers.tvbench:import_tvbench"},
+    # check_ans reads a choice; TVBench asks no Yes/No question, so it has no reader of Yes/No text
+    answer_parsers={"choice": "bench.importers.tvbench:parse_choice", "entail": None},
+    item_score=("accuracy",),
 ))

@@ -24,16 +24,17 @@ def realdata() -> Path:
 
 @pytest.fixture(scope="session")
 def sample(tmp_path_factory):
-    """The embedded sample suite, generated once per test session."""
+    """The embedded sample suite with every benchmark the world writes, generated once per test session."""
     from bench.devkit.world import generate_sample
+    from bench.devkit.world.suite import WRITERS
 
-    return generate_sample(tmp_path_factory.mktemp("sample") / "suite")
+    return generate_sample(tmp_path_factory.mktemp("sample") / "suite", benchmarks=list(WRITERS))
 
 
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory):
     """Folders of the tiny offline models, built once per test session: ``tiny("clip")``."""
-    from bench.devkit.tiny import tiny_model
+    from bench.devkit.tiny_models import tiny_model
 
     root = tmp_path_factory.mktemp("tiny")
     return lambda name: str(tiny_model(name, root))

@@ -13,24 +13,29 @@ import pytest
 from bench.paths import PROJECT_ROOT
 from bench.published import (COLUMNS, KEY, PublishedDataError, papers_dir, papers_index, published,
                              read_table_file, wide)
+from bench.registry import names, spec
 
-PAPERS = ("ViLMA", "VITATECS", "VELOCITI", "VideoCon", "Vinoground")
+PAPERS = tuple(spec(n).title for n in names() if spec(n).published)  # one CSV per benchmark the registry names
 MAIN_TABLES = {"ViLMA": "Table 2", "VITATECS": "Table 3", "VELOCITI": "Table 2", "VideoCon": "Table 2",
-               "Vinoground": "Table 2"}
+               "Vinoground": "Table 2", "MVP": "reproducibility.md", "TemporalBench": "README.md",
+               "TempCompass": "Leaderboard", "TVBench": "Leaderboard"}
+# A paper's numbered tables, or, for numbers printed elsewhere by the authors, the abstract, a file of the official
+# repository, or a figure of it (a leaderboard, a README example, the data statistics).
+TABLE_NAME = r"Table \d+|Abstract|[\w-]+\.md|Leaderboard|README example|Data statistics"
 PAPER_TEXTS = PROJECT_ROOT.parent / "shared" / "papers"
 
 # Allowed range of every metric; a new metric must be classified here.
 PERCENT = {"P", "T", "P+T", "acc", "StrictVLE", "ClassicVLE", "ROC-AUC", "mAP", "text", "video", "group",
            "%Valid", "%Unan.", "%Both Valid", "pass rate", "PaLM-2 entailment acc.", "MC A", "MC B", "MC A^B",
            "positive caption acc", "negative caption acc (positive correct)", "R@10 caption", "R@10 counterfactual",
-           "R@10 all"}
+           "R@10 all", "pair_accuracy", "single_accuracy", "binary accuracy", "MBA", "Avg.", "multi-choice", "accuracy"}
 UNIT = {"cosine similarity", "JS", "JS Val.", "Precision", "Recall", "F1-score", "Q2 entailment"}
 SIGNED_UNIT = {"alpha", "alpha Valid"}
 SIGNED_PERCENT = {"MC Bias"}
 COUNTS = {"#exs.", "#Inst.", "#Valid", "#Unan.", "#Lex.It.", "#Valid Prof.", "#Valid Test", "#Both Valid", "count",
           "# samples", "# videos", "Valid samples", "Exemplar size", "VLE Train", "VLE Val", "VLE Test", "NLE Train",
-          "NLE Val", "NLE Test"}
-POSITIVE = {"Avg. len (caption)", "Avg. len (counterfactual)", "Size (M)"}
+          "NLE Val", "NLE Test", "binary correct", "questions", "MBA correct", "MBA groups", "videos"}
+POSITIVE = {"Avg. len (caption)", "Avg. len (counterfactual)", "Size (M)", "average frames"}
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +57,13 @@ def cell(frame: pd.DataFrame, model: str, subset: str, metric: str) -> float:
 
 def test_one_csv_per_paper_with_exact_columns_and_captions():
     files = sorted(papers_dir().glob("*.csv"))
-    assert [f.stem for f in files] == sorted(p.lower() for p in PAPERS)
+    assert [f.name for f in files] == sorted(spec(n).published for n in names() if spec(n).published)
     for f in files:
         assert f.read_text(encoding="utf-8").splitlines()[0] == ",".join(COLUMNS)
         frame = read_table_file(f)
         assert (frame["caption"].str.strip() != "").all(), f
         assert frame.groupby("table")["caption"].nunique().eq(1).all(), f"one caption per table in {f.name}"
-        assert frame["table"].str.fullmatch(r"Table \d+").all(), f
+        assert frame["table"].str.fullmatch(TABLE_NAME).all(), f
 
 
 def test_no_duplicate_keys(everything):
@@ -382,6 +387,47 @@ def test_vinoground_frame_sweeps_repeat_the_main_rows():
             assert cell(t2, main, "all", row.metric) == row.value, (model, row.metric)
 
 
+# ---------------------------------------------------------------- MVP
+
+MVP_SUBSETS = ["human_object_interactions", "intuitive_physics", "robot_object_interactions", "temporal_reasoning"]
+
+
+def test_mvp_mini_is_the_unweighted_mean_of_its_four_subsets():
+    grid = table("MVP", "reproducibility.md").pivot(index=["model", "metric"], columns="subset", values="value")
+    assert len(grid) == 2 * 2
+    assert (grid[MVP_SUBSETS].mean(axis=1) - grid["mvp_mini"]).abs().max() < 1e-4  # mvp.yaml: weight_by_size false
+    pairs = grid.xs("pair_accuracy", level="metric")
+    assert (pairs[MVP_SUBSETS] <= grid.xs("single_accuracy", level="metric")[MVP_SUBSETS]).all().all()
+
+
+def test_mvp_abstract_numbers():
+    grid = table("MVP", "Abstract").set_index("model")["value"]
+    assert grid["Random"] == 25.0 and grid["Human"] > grid["Best open-source model"] > grid["Random"]
+
+
+# ---------------------------------------------------------------- TemporalBench
+
+TEMPORALBENCH_DATASETS = ["ActivityNet", "Charades", "COIN", "EgoExo4D", "Movie_Description", "Oops", "FineGym"]
+
+
+def test_temporalbench_percentages_are_the_printed_counts():
+    grid = table("TemporalBench", "README.md").pivot(index="subset", columns="metric", values="value")
+    assert ((100 * grid["binary correct"] / grid["questions"]).round(2) == grid["binary accuracy"]).all()
+    assert ((100 * grid["MBA correct"] / grid["MBA groups"]).round(2) == grid["MBA"]).all()
+
+
+def test_temporalbench_datasets_add_up_to_all_and_categories_split_the_questions():
+    grid = table("TemporalBench", "README.md").pivot(index="subset", columns="metric", values="value")
+    categories = [s for s in grid.index if s not in TEMPORALBENCH_DATASETS + ["all"]]
+    assert len(categories) == 8
+    for column in ("binary correct", "questions", "MBA correct", "MBA groups"):
+        assert grid.loc[TEMPORALBENCH_DATASETS, column].sum() == grid.loc["all", column], column  # a video: 1 dataset
+    for column in ("binary correct", "questions"):
+        assert grid.loc[categories, column].sum() == grid.loc["all", column], column
+    # by category MBA is over (category, video) groups: a video's questions span several categories
+    assert grid.loc[categories, "MBA groups"].sum() > grid.loc["all", "MBA groups"]
+
+
 # ---------------------------------------------------------------- against the paper texts
 
 def _paper_lines(paper: str) -> list[str]:
@@ -543,7 +589,7 @@ def transcribed_averages() -> list[tuple]:
 
 def test_every_transcribed_average_is_the_mean_of_its_row():
     found = transcribed_averages()
-    assert {f[0] for f in found} == {"ViLMA", "VITATECS", "VELOCITI"}
+    assert {f[0] for f in found} == {"ViLMA", "VITATECS", "VELOCITI", "TVBench"}
     off = [(paper, name, model, metric, printed, round(mean, 2)) for paper, name, model, _, metric, printed, mean, _
            in found if abs(printed - mean) > ROUNDING + 1e-9]
     assert off == []

@@ -28,6 +28,7 @@ FLAGS = {
     "runs disagree": "disagree",
 }
 MARKS = {1.0: "✓", 0.0: "✗"}
+TIE = "tie"  # a tie decided the item: not told apart (counted not right here, whatever the official value)
 ANALYSIS_COLUMNS = ["runs_scored", "runs_right", "difficulty"]  # bench.analysis's per-item table, of the chosen runs
 FAILED = "failed"  # asked, but no score to judge (counted wrong by the metrics, as here)
 
@@ -133,14 +134,18 @@ class ItemBrowser(w.VBox):
         first)."""
         return headline_metrics(self._chosen_outcomes(), self.metric.value)
 
-    def engine_value(self, run: str, metric: str) -> tuple[float, int]:
-        """The run's overall value and item count on ``metric`` as ``foilbench metrics`` computes them."""
+    def engine_value(self, run: str, metric: str) -> tuple[float, int, float, int]:
+        """The run's overall value, item count, strict value and items a tie decided on ``metric``, as ``foilbench
+        metrics`` computes them (its ✓ marks count the strict value: a tie is marked apart, not right)."""
         if run not in self._scores:
             stored = next(r for r in self.run_list if r.label == run)
             self._scores[run] = run_table(stored, Settings(n_boot=1), by=())
         table = self._scores[run]
         row = table[(table["metric"] == metric) & (table["by"] == ALL)]
-        return (float(row["value"].iloc[0]), int(row["n"].iloc[0])) if len(row) else (float("nan"), 0)
+        if not len(row):
+            return float("nan"), 0, float("nan"), 0
+        found = row.iloc[0]
+        return float(found["value"]), int(found["n"]), float(found["strict"]), int(found["n_tie"])
 
     def _judge(self) -> None:
         """The wide item table over the items some chosen run was asked: flags, and per run its outcome on its
@@ -152,9 +157,10 @@ class ItemBrowser(w.VBox):
         table = item_flags(listed, outcomes, self.metric.value)
         for run, metric in self.headline.items():
             own = outcomes[(outcomes["run"] == run) & (outcomes["metric"] == metric)].set_index("item_id")
-            ok = own[own["status"] == "ok"]["value"]
-            table[f"correct:{run}"] = table["item_id"].map(ok)
-            state = table[f"correct:{run}"].map(MARKS)
+            ok = own[own["status"] == "ok"]
+            table[f"correct:{run}"] = table["item_id"].map(ok["strict"])
+            state = table[f"correct:{run}"].map(MARKS).mask(table["item_id"].map(ok["tie"]).fillna(False).astype(bool),
+                                                             TIE)
             asked = table["item_id"].isin(self.asked[run])
             table[f"state:{run}"] = state.where(state.notna(), np.where(asked, FAILED, NOT_SCORED))
         for run in self.headline:
@@ -188,8 +194,9 @@ class ItemBrowser(w.VBox):
             if metric is None:
                 parts.append(f"{run}: {scored} scored, no metric of {self.benchmark} applies to its scores")
                 continue
-            value, n = self.engine_value(run, metric)
-            parts.append(f"{run}: {scored} scored, {metric} {100 * value:.1f} % (n {n})")
+            value, n, strict, tied = self.engine_value(run, metric)
+            ties = f", {tied} tied: strict {100 * strict:.1f} %" if tied else ""
+            parts.append(f"{run}: {scored} scored, {metric} {100 * value:.1f} % (n {n}{ties})")
         pinned = " (selected in a plot)" if self.pinned is not None else ""
         return f"{shown} of {len(self.table)} items{pinned} · " + " · ".join(parts)
 

@@ -5,11 +5,13 @@ chart (the share of runs right per label value; click a bar to list that value's
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import altair as alt
 import ipywidgets as w
 import pandas as pd
 
-from bench.analysis.items import disagreements, label_difficulty, pair_table
+from bench.analysis.items import disagreements, label_difficulty, pair_table, tie_notes
 from widgets.browser import ItemBrowser
 from widgets.linking import jupyter_chart
 
@@ -21,16 +23,18 @@ def heatmap_rows(pairs: pd.DataFrame) -> pd.DataFrame:
     one below the diagonal), with the disagreeing items counted (``disagree``) and kappa's interval split."""
     overall = pairs[pairs["label"].isna()]
     swapped = overall.rename(columns={"a": "b", "b": "a", "only_a": "only_b", "only_b": "only_a",
-                                      "accuracy_a": "accuracy_b", "accuracy_b": "accuracy_a"})
+                                      "accuracy_a": "accuracy_b", "accuracy_b": "accuracy_a", "tied_a": "tied_b",
+                                      "tied_b": "tied_a"})
     rows = pd.concat([overall, swapped[overall.columns]], ignore_index=True)
     low, high = zip(*rows["kappa_ci"]) if len(rows) else ((), ())
     return rows.drop(columns=["kappa_ci", "label", "value"]).assign(
         kappa_low=list(low), kappa_high=list(high), disagree=rows["only_a"] + rows["only_b"])
 
 
-def heatmap_chart(pairs: pd.DataFrame) -> alt.LayerChart:
+def heatmap_chart(pairs: pd.DataFrame, notes: Sequence[str] = ()) -> alt.LayerChart:
     """Cohen's kappa of every pair of runs as coloured cells with their values written in (agreement, kappa's
-    interval, McNemar's p and the items in the tooltip); a point selection ``pick`` on ``a`` and ``b``."""
+    interval, McNemar's p, the items and each run's ties in the tooltip); a point selection ``pick`` on ``a`` and
+    ``b``; ``notes`` (the runs' ties, :func:`bench.analysis.items.tie_notes`) under the title."""
     rows = heatmap_rows(pairs)
     order = list(dict.fromkeys([*pairs["a"], *pairs["b"]]))
     pick = alt.selection_point(name="pick", fields=["a", "b"])
@@ -41,12 +45,13 @@ def heatmap_chart(pairs: pd.DataFrame) -> alt.LayerChart:
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.5)),
         tooltip=["a", "b", "n", alt.Tooltip("agreement:Q", format=".3f"), alt.Tooltip("kappa:Q", format=".3f"),
                  alt.Tooltip("kappa_low:Q", format=".3f"), alt.Tooltip("kappa_high:Q", format=".3f"),
-                 alt.Tooltip("mcnemar_p:Q", title="McNemar p", format=".3g"), "disagree"],
+                 alt.Tooltip("mcnemar_p:Q", title="McNemar p", format=".3g"), "disagree",
+                 alt.Tooltip("tied_a:Q", title="items a tied"), alt.Tooltip("tied_b:Q", title="items b tied")],
     ).add_params(pick)
     text = base.mark_text(fontSize=11).encode(text=alt.Text("kappa:Q", format=".2f"))
     title = alt.TitleParams("Agreement of the chosen runs (Cohen's kappa)", subtitle=[
-        "on the items both runs scored, right or wrong by the benchmark's own per-item score",
-        "click a cell to list the items where those two runs disagree"])
+        "on the items both runs scored, right or wrong by the benchmark's own per-item score (a tie: not right)",
+        "click a cell to list the items where those two runs disagree", *notes])
     side = max(60, 40 * len(order))
     return alt.layer(cells, text).properties(title=title, width=side, height=side)
 
@@ -90,7 +95,7 @@ def linked_heatmap(browser: ItemBrowser) -> alt.JupyterChart:
     """The heatmap of the browser's chosen runs (at least two); clicking a cell lists exactly the items where those
     two runs disagree (:func:`bench.analysis.items.disagreements`), clicking it again lifts that."""
     long = browser.chosen_long()
-    chart = jupyter_chart(heatmap_chart(pair_table(long)))
+    chart = jupyter_chart(heatmap_chart(pair_table(long), tie_notes(long)))
 
     def changed(change) -> None:
         cell = _picked(change)

@@ -57,7 +57,8 @@ function render({ model, el: root }) {
       tr.dataset.id = row.id;
       row.cells.forEach((value, i) => {
         const kind = kinds[i] || "text";
-        const mark = value === "✓" ? "fb-right" : value === "✗" ? "fb-wrong" : "fb-none";
+        const marks = { "✓": "fb-right", "✗": "fb-wrong", tie: "fb-tie" };
+        const mark = marks[value] || "fb-none";
         const cls = kind === "correct" ? mark : `fb-${kind}`;
         tr.appendChild(el("td", cls, value));
       });

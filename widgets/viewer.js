@@ -114,8 +114,8 @@ function render({ model, el: root }) {
       tr.appendChild(margin);
       const verdicts = el("td", "fb-verdicts");
       run.correct.forEach((c) => {
-        const mark = c.value === null ? `no score (${c.status})` : c.value ? "✓" : "✗";
-        const cls = c.value === null ? "fb-none" : c.value ? "fb-right" : "fb-wrong";
+        const mark = c.value === null ? `no score (${c.status})` : c.tie ? "tie" : c.value ? "✓" : "✗";
+        const cls = c.value === null ? "fb-none" : c.tie ? "fb-tie" : c.value ? "fb-right" : "fb-wrong";
         const badge = el("span", `fb-verdict ${cls}`, `${c.metric} ${mark}`);
         badge.dataset.metric = c.metric;
         verdicts.appendChild(badge);

@@ -61,15 +61,16 @@ def text_state(item: Item) -> list[dict]:
 
 def run_state(item: Item, run: Run, outcomes: pd.DataFrame, margin: float, twin: Item | None = None) -> dict:
     """One run's view of an item: its scores or answers in words, its margin and its outcome on each metric that
-    applies to it (``outcomes``: this run's rows of :func:`bench.metrics.flags.run_outcomes`)."""
+    applies to it (``outcomes``: this run's rows of :func:`bench.metrics.flags.run_outcomes`; right only when the
+    true text won outright, ``tie`` when a tie decided it)."""
     lines = score_lines(item, run.pair) + choice_lines(item, run.choice)
     if twin is not None:
         lines += score_lines(twin, run.pair, "proficiency ") + choice_lines(twin, run.choice, "proficiency ")
     mine = outcomes[outcomes["item_id"] == item.item_id]
     return {"run": run.label, "protocol": str(run.manifest.protocol),
             "unit": UNITS.get(run.manifest.measure, ""), "lines": lines, "margin": number(margin, signed=True),
-            "correct": [{"metric": r.metric, "value": int(r.value) if r.status == "ok" else None, "status": r.status}
-                        for r in mine.itertuples()]}
+            "correct": [{"metric": r.metric, "value": int(r.strict == 1) if r.status == "ok" else None,
+                         "tie": bool(r.tie), "status": r.status} for r in mine.itertuples()]}
 
 
 def not_scored_state(run: Run) -> dict:

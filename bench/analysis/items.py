@@ -2,8 +2,10 @@
 them, and every pair of runs compared on the items both scored.
 
 Each item is judged by its benchmark's own per-item score (:func:`bench.metrics.pooled.item_scores`, from the
-outcome functions of :mod:`bench.metrics.outcomes`): right when its value is 1 (full credit), scored unless its
-status is "missing" (not asked, or failed to score). Margins are :func:`bench.metrics.flags.run_margins`'. Runs are
+outcome functions of :mod:`bench.metrics.outcomes`): right when the true text won outright (full credit under the
+``strict`` tie policy: a tie is not told apart, whatever the benchmark's official rule gives it), scored unless its
+status is "missing" (not asked, or failed to score). Every table says how many items each run tied
+(:func:`tie_counts`, :func:`tie_notes`). Margins are :func:`bench.metrics.flags.run_margins`'. Runs are
 keyed by the names the caller gives (``foilbench compare``: the run folders as given).
 """
 
@@ -21,10 +23,11 @@ from bench.items import Item
 from bench.metrics.flags import RunScores, run_margins
 from bench.metrics.intervals import DEFAULT_LEVEL, clopper_pearson, holm
 from bench.metrics.pooled import ITEM_COLUMNS, item_scores
+from bench.metrics.ties import most_tied
 
-LONG_COLUMNS = ["run", "item_id", "subset", "metric", "value", "status", "right", "scored", "margin"]
+LONG_COLUMNS = ["run", "item_id", "subset", "metric", "value", "status", "right", "tie", "scored", "margin"]
 PAIR_COLUMNS = ["a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm",
-                "accuracy_a", "accuracy_b", "both", "only_a", "only_b", "neither", "kappa_se"]
+                "accuracy_a", "accuracy_b", "both", "only_a", "only_b", "neither", "kappa_se", "tied_a", "tied_b"]
 
 
 def benchmark_of_runs(runs: Mapping[str, object]) -> str:
@@ -76,27 +79,49 @@ def item_outcomes(runs: Mapping[str, object],
         items.update({it.item_id: it for it in own if it.item_id not in items})
         rows = judged.scores(run)
         margins = judged.margins(run)
-        rows = rows.assign(run=key, right=rows["value"].to_numpy(float) >= 1.0, scored=rows["status"] != "missing",
-                           margin=rows["item_id"].map(margins).astype(float))
+        rows = rows.assign(run=key, right=rows["strict"].to_numpy(float) >= 1.0, tie=rows["tie"].astype(bool),
+                           scored=rows["status"] != "missing", margin=rows["item_id"].map(margins).astype(float))
         labels = [c for c in rows.columns if c not in ITEM_COLUMNS and c not in LONG_COLUMNS]
         parts.append(rows[LONG_COLUMNS + labels])
     return pd.concat(parts, ignore_index=True), items
 
 
 def shared_items(long: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """The items runs ``a`` and ``b`` both scored: item_id, right_a, right_b and every label column."""
+    """The items runs ``a`` and ``b`` both scored: item_id, right_a, right_b, tie_a, tie_b and every label column."""
     labels = [c for c in long.columns if c not in LONG_COLUMNS]
     first = long[(long["run"] == a) & long["scored"]].set_index("item_id")
     second = long[(long["run"] == b) & long["scored"]].set_index("item_id")
     common = first.index.intersection(second.index)
     return pd.DataFrame({"item_id": common, "right_a": first.loc[common, "right"].to_numpy(bool),
-                         "right_b": second.loc[common, "right"].to_numpy(bool), "subset": first.loc[common, "subset"],
+                         "right_b": second.loc[common, "right"].to_numpy(bool),
+                         "tie_a": first.loc[common, "tie"].to_numpy(bool),
+                         "tie_b": second.loc[common, "tie"].to_numpy(bool), "subset": first.loc[common, "subset"],
                          **{c: first.loc[common, c].to_numpy() for c in labels}}).reset_index(drop=True)
 
 
 def _pair_row(a: str, b: str, label: str | None, value, rows: pd.DataFrame, level: float) -> dict:
     stats = compare_pair(rows["right_a"].to_numpy(bool), rows["right_b"].to_numpy(bool), level)
-    return {"a": a, "b": b, "label": label, "value": value, **stats, "p_holm": stats["mcnemar_p"]}
+    return {"a": a, "b": b, "label": label, "value": value, **stats, "p_holm": stats["mcnemar_p"],
+            "tied_a": int(rows["tie_a"].sum()), "tied_b": int(rows["tie_b"].sum())}
+
+
+def tie_counts(long: pd.DataFrame) -> pd.DataFrame:
+    """Per run of :func:`item_outcomes`' rows, in order: ``run``, ``tied`` (scored items a tie decided, judged not
+    told apart) and ``scored``."""
+    scored = long[long["scored"]]
+    runs = list(dict.fromkeys(long["run"]))
+    tied = scored.groupby("run", sort=False)["tie"].sum().reindex(runs, fill_value=0)
+    n = scored.groupby("run", sort=False).size().reindex(runs, fill_value=0)
+    return pd.DataFrame({"run": runs, "tied": tied.to_numpy(int), "scored": n.to_numpy(int)})
+
+
+def tie_notes(long: pd.DataFrame) -> list[str]:
+    """The notes a table of these runs carries: how many items each run tied (tied items are judged not told apart),
+    and a sentence for every run that tied most of them (:func:`bench.metrics.ties.most_tied`)."""
+    counts = tie_counts(long)
+    notes = ["Ties (judged not told apart, whatever a benchmark's official rule gives them): "
+             + "; ".join(f"{r.run} {r.tied} of {r.scored}" for r in counts.itertuples()) + "."]
+    return notes + [note for r in counts.itertuples() if (note := most_tied(r.run, r.tied, r.scored))]
 
 
 def pair_table(long: pd.DataFrame, by: str | None = None, level: float = DEFAULT_LEVEL) -> pd.DataFrame:
@@ -130,7 +155,8 @@ def pair_table(long: pd.DataFrame, by: str | None = None, level: float = DEFAULT
 def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
                level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """One row per item some run scored, hardest first: item_id, subset, ``runs_scored``, ``runs_right``,
-    ``difficulty`` (the share of the runs that scored it that got it right) with its Clopper-Pearson interval
+    ``runs_tied`` (the runs a tie decided it for, none of them right), ``difficulty`` (the share of the runs that
+    scored it that got it right) with its Clopper-Pearson interval
     (``difficulty_low``, ``difficulty_high``), ``right`` (the runs right, in order), ``all_fail``, ``only_run``
     (the one run right, when exactly one of several is; else empty), ``disagree`` (some runs right, some wrong),
     ``mean_margin``, one ``margin: RUN`` column per run, ``text`` (with ``items``: each text, true ones marked) and
@@ -142,6 +168,7 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
     ids = list(first.index)
     n = scored.groupby("item_id", sort=False).size().reindex(ids)
     right_runs = scored[scored["right"]].groupby("item_id", sort=False)["run"].agg(set)
+    tied = scored.groupby("item_id", sort=False)["tie"].sum().reindex(ids, fill_value=0)
     margins = scored.pivot_table(index="item_id", columns="run", values="margin", aggfunc="first", dropna=False)
     margins = margins.reindex(index=ids, columns=runs)
     right_of = {i: [r for r in runs if r in right_runs.get(i, ())] for i in ids}
@@ -154,7 +181,8 @@ def item_table(long: pd.DataFrame, items: Mapping[str, Item] | None = None,
         low, high = intervals[(k, m)]
         known = ~np.isnan(row_margins)
         rows.append({"item_id": item_id, "subset": described[item_id]["subset"], "runs_scored": m, "runs_right": k,
-                     "difficulty": k / m, "difficulty_low": low, "difficulty_high": high, "right": right,
+                     "runs_tied": int(tied[item_id]), "difficulty": k / m, "difficulty_low": low,
+                     "difficulty_high": high, "right": right,
                      "all_fail": k == 0, "only_run": right[0] if k == 1 and m > 1 else "",
                      "disagree": 0 < k < m,
                      "mean_margin": float(np.mean(row_margins[known])) if known.any() else math.nan,

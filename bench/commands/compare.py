@@ -14,15 +14,17 @@ EXAMPLE = """examples:
   foilbench compare runs/vitatecs-clip runs/vitatecs-x-clip runs/vitatecs-clip-shuffled --by foil_type
   foilbench compare runs/vitatecs-* --by foil_type --json > vitatecs-pairs.json
 
-Each item is judged by its benchmark's own per-item score (did the true text win). Every pair of runs is compared on
-the items both scored: agreement, Cohen's kappa with its 95% Wald interval (large-sample SE of Fleiss, Cohen and
-Everitt), and the exact two-sided McNemar test of the accuracy difference; with --by LABEL also per value of the
-label, Holm-corrected across the values of each pair. Items: how many runs got each right, difficulty (share of the
-runs right) with its exact interval, hardest first.
+Each item is judged by its benchmark's own per-item score (did the true text win outright: an item a tie decided is
+not told apart, whatever the benchmark's official tie rule; each run's ties are counted). Every pair of runs is
+compared on the items both scored: agreement, Cohen's kappa with its 95% Wald interval (large-sample SE of Fleiss,
+Cohen and Everitt), and the exact two-sided McNemar test of the accuracy difference; with --by LABEL also per value
+of the label, Holm-corrected across the values of each pair. Items: how many runs got each right (and tied it),
+difficulty (share of the runs right) with its exact interval, hardest first.
 """
-PAIR_KEYS = ("a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm")
-ITEM_KEYS = ("item_id", "runs_right", "runs_scored", "difficulty", "difficulty_ci", "right", "all_fail", "only_run",
-             "disagree", "mean_margin", "margins", "subset", "text")
+PAIR_KEYS = ("a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm", "tied_a",
+             "tied_b")
+ITEM_KEYS = ("item_id", "runs_right", "runs_scored", "runs_tied", "difficulty", "difficulty_ci", "right", "all_fail",
+             "only_run", "disagree", "mean_margin", "margins", "subset", "text")
 
 
 def _plain(value):
@@ -36,9 +38,10 @@ def _plain(value):
     return value
 
 
-def as_json(pairs, items, labels: list[str]) -> dict:
-    """The ``--json`` document: ``{"pairs": [...], "items": [...]}`` (keys :data:`PAIR_KEYS`; items with
-    :data:`ITEM_KEYS` and their labels)."""
+def as_json(pairs, items, labels: list[str], ties=None) -> dict:
+    """The ``--json`` document: ``{"pairs": [...], "items": [...], "ties": [...]}`` (keys :data:`PAIR_KEYS`; items
+    with :data:`ITEM_KEYS` and their labels; ties: each run's ``run``, ``tied``, ``scored`` from
+    :func:`bench.analysis.items.tie_counts`)."""
     margin_columns = [c for c in items.columns if c.startswith("margin: ")]
     out_items = []
     for r in items.to_dict("records"):
@@ -46,15 +49,17 @@ def as_json(pairs, items, labels: list[str]) -> dict:
                  "margins": {c[len("margin: "):]: r[c] for c in margin_columns}, "only_run": r["only_run"] or None}
         out_items.append({k: _plain(found[k]) if k != "margins" else {m: _plain(v) for m, v in found[k].items()}
                           for k in (*ITEM_KEYS, *labels) if k in found})
-    return {"pairs": [{k: _plain(r[k]) for k in PAIR_KEYS} for r in pairs.to_dict("records")], "items": out_items}
+    return {"pairs": [{k: _plain(r[k]) for k in PAIR_KEYS} for r in pairs.to_dict("records")], "items": out_items,
+            "ties": [] if ties is None else [{k: _plain(v) for k, v in r.items()} for r in ties.to_dict("records")]}
 
 
 def _p(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2g}"
 
 
-def format_text(pairs, items, top: int) -> str:
-    """The agreement matrix (kappa), the paired tests and the ``top`` hardest items, as aligned text."""
+def format_text(pairs, items, top: int, ties: list[str] = ()) -> str:
+    """The agreement matrix (kappa), the paired tests, the runs' ties (``ties``: lines of
+    :func:`bench.analysis.items.tie_notes`) and the ``top`` hardest items, as aligned text."""
     import pandas as pd
 
     from bench.analysis.items import agreement_matrix
@@ -74,15 +79,20 @@ def format_text(pairs, items, top: int) -> str:
         "kappa [95% CI]": ["-" if math.isnan(k) else f"{k:.2f} [{lo:.2f}, {hi:.2f}]"
                            for k, (lo, hi) in zip(pairs["kappa"], pairs["kappa_ci"])],
         "only a": pairs["only_a"], "only b": pairs["only_b"],
+        "tied a/b": [f"{a}/{b}" for a, b in zip(pairs["tied_a"], pairs["tied_b"])],
         "McNemar p": [_p(p) for p in pairs["mcnemar_p"]],
         "Holm p": [_p(p) if lab else "" for p, lab in zip(pairs["p_holm"], pairs["label"])],
     })
     lines += ["", "Paired tests (exact McNemar, two-sided; Holm across the values of each pair):",
               shown.to_string(index=False)]
+    for run in sorted(names, key=len, reverse=True):  # the runs by their tags, the longest names first
+        ties = [note.replace(run, names[run]) for note in ties]
+    lines += ["", *ties] if ties else []
     hardest = items.head(top)
     listed = pd.DataFrame({
         "item": hardest["item_id"], "right": [f"{k}/{n}" for k, n in zip(hardest["runs_right"],
                                                                            hardest["runs_scored"])],
+        "tied": hardest["runs_tied"],
         "difficulty [95% CI]": [f"{100 * d:.0f} [{100 * lo:.0f}, {100 * hi:.0f}]" for d, lo, hi in
                                 zip(hardest["difficulty"], hardest["difficulty_low"], hardest["difficulty_high"])],
         "text": [t if len(t) <= 90 else t[:87] + "..." for t in hardest["text"]]})
@@ -96,7 +106,7 @@ def format_text(pairs, items, top: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Compare the runs and print the text report or the JSON document."""
-    from bench.analysis.items import compare_runs
+    from bench.analysis.items import item_outcomes, item_table, pair_table, tie_counts, tie_notes
     from bench.store import read_run
     from bench.store.run import run_folders
 
@@ -112,12 +122,13 @@ def run(args: argparse.Namespace) -> int:
             runs[key] = read_run(path)
     if len(runs) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(runs)}")
-    pairs, items = compare_runs(runs, args.by, args.level)
+    long, found = item_outcomes(runs)
+    pairs, items = pair_table(long, args.by, args.level), item_table(long, found, args.level)
     labels = [args.by] if args.by and args.by != "subset" else []
     if args.json:
-        print(json.dumps(as_json(pairs, items, labels), indent=1))
+        print(json.dumps(as_json(pairs, items, labels, tie_counts(long)), indent=1))
     else:
-        print(format_text(pairs, items, args.top))
+        print(format_text(pairs, items, args.top, tie_notes(long)))
     return 0
 
 

@@ -29,7 +29,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     passive_waits()  # before torch loads: scoring's idle threads sleep instead of spinning against other work
     from bench.devkit.demo import (DEMO_ITEMS, DEMO_MODELS, DEMO_RUNS, bias_lines, both_orders_lines,
-                                   build_estimate, foil_type_table, reference_line, score_world)
+                                   build_estimate, foil_type_table, reference_line, score_world, tie_lines)
     import torch
     from tqdm.auto import tqdm
 
@@ -116,9 +116,14 @@ def _demo(args: argparse.Namespace) -> int:
           "    the models were already built")
     print(f"    {reference_line(DEMO_MODELS, home)}")
     runs = [read_run(p) for p in paths]
-    print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; * above chance):")
+    warned = tie_lines(runs)
+    if warned:
+        print("\n" + "\n".join(warned))
+    print("\nAccuracy by foil type, pooled over the five benchmarks (%, 95 % exact interval; a tied item is not told "
+          "apart, as in `foilbench compare`; * chance below the interval):")
     print(foil_type_table(pool_runs(runs, "foil_type")))
-    print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A):")
+    print("\nAnswer bias of the Video-LLM runs (the biased variant was taught to lean to Yes and A; a share is over "
+          "the answers that chose, a tied answer is neither):")
     print("\n".join(bias_lines(answer_bias(paths))))
     print("\nA/B questions right in both option orders (chance 25 %; blind: no frames):")
     print("\n".join(both_orders_lines(both_orders(paths))))

@@ -16,6 +16,8 @@ EXAMPLE = """examples:
       --benchmark vilma --data data/ --model-name clip --out runs/vilma-clip
   foilbench import videocon eval_ssv2_temporal_scores.csv --benchmark videocon --data datasets/eval_ssv2_temporal.csv \\
       --model-name owl-con --out runs/owlcon-ssv2
+  foilbench import tempcompass TempCompass/predictions/gemini/*.json --benchmark tempcompass --data TempCompass/ \\
+      --model-name gemini --out runs/tempcompass-gemini
 """
 
 
@@ -47,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "rows; velociti-closed: pos_pred,neg_pred rows; vinoground: *score-response.jsonl; vilma: results JSON of "
         "the main test (FILES) and of the proficiency test (--proficiency), as bin/multi_eval.py takes both for "
         "P+T; keys repeat across ViLMA's subtests, so write SUBTEST=FILE when a folder holds several; videocon: "
-        "released score CSVs.", EXAMPLE)
+        "released score CSVs; tempcompass: predictions/<model>/<task>.json, read with the official rules (no ChatGPT "
+        "judge: what they cannot read counts 0); tvbench: the official notebook's results JSON.", EXAMPLE)
     parser.add_argument("format", choices=list(found))
     parser.add_argument("files", nargs="+", help="the file(s) to import")
     add_source(parser, positional=False)

@@ -19,10 +19,13 @@ EXAMPLE = """examples:
 
 Values, intervals and chance levels print as percentages. Ties follow --ties (default official: what each
 benchmark's released code does); 'strict' shows the value when every tie fails, 'ties' how many items a tie
-decided. '*' marks a result whose interval lies above chance (for "MC bias (B-A)": excludes 0, a choice bias);
+decided. '*' marks a result better than chance, one-sided (for "MC bias (B-A)": different from 0, a choice bias);
+the test counts a tie as no more than a fair coin's share (1/k) whatever --ties says, so a tie never earns a star and
+a model that scores everything alike is never starred (without ties a star means the interval lies above chance).
 'holm' repeats the mark after Holm's correction over the rows of one breakdown. --pool LABEL pools runs of the
-same name over benchmarks: one judgement per item (did the true text win, by the benchmark's own per-item score),
-accuracy per value of LABEL.
+same name over benchmarks: one judgement per item (did the true text win outright, by the benchmark's own per-item
+score; a tie is not a win, as in `foilbench compare`, or a fair coin's share with --ties expected), accuracy per
+value of LABEL, 'tied' the items a tie decided.
 """
 
 
@@ -81,7 +84,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str | None =
     note saying so."""
     from tqdm.auto import tqdm
 
-    from bench.metrics.dispatch import coverage_notes, run_items, run_table
+    from bench.metrics.dispatch import coverage_notes, run_items, run_table, tie_line
     from bench.metrics.ties import DEFAULT_TIES
     from bench.store import read_run
     from bench.store.summary import summarize
@@ -94,6 +97,7 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str | None =
         notes = coverage_notes(items, run.pair, run.choice, run.failures, m)
         if m.status != "complete":
             notes.insert(0, f"run status is {m.status!r}, not 'complete': unscored items count as failures")
+        notes += [line for line in [tie_line(run)] if line]
         table = run_table(run, settings, by=by, items=items, ties=ties or DEFAULT_TIES)
         summary = summarize(run)
         if table.empty:
@@ -106,8 +110,9 @@ def compute(paths: list[str], settings, by: list[str] | None, ties: str | None =
 def describe(settings, ties: str) -> str:
     """The header line: tie policy, interval methods and what the marks mean."""
     return (f"ties: {ties}; {settings.level:.0%} intervals: exact Clopper-Pearson for shares of items, MOVER for "
-            f"averages of tests, bootstrap ({settings.n_boot} resamples) for AUROC and mAP; * = chance below the "
-            f"interval, one-sided p < {settings.alpha:.3g}; holm = the same after Holm's correction per breakdown")
+            f"averages of tests, bootstrap ({settings.n_boot} resamples) for AUROC and mAP; * = better than chance, "
+            f"one-sided p < {settings.alpha:.3g}, a tie counted as no more than a fair coin's share (1/k) whatever the "
+            f"tie policy; holm = the same after Holm's correction per breakdown")
 
 
 def format_pooled(table) -> str:
@@ -121,7 +126,7 @@ def format_pooled(table) -> str:
         "run": table["run"], label: table["value"],
         "accuracy": [f"{a:.1f}" + ("*" if above else "") for a, above in zip(table["accuracy"], table["above"])],
         "CI": [f"[{lo:.1f}, {hi:.1f}]" for lo, hi in zip(table["low"], table["high"])],
-        "chance": [f"{c:.1f}" for c in table["chance"]], "n": table["n"],
+        "chance": [f"{c:.1f}" for c in table["chance"]], "n": table["n"], "tied": table["tied"],
         "p": ["-" if math.isnan(p) else f"{p:.2g}" for p in table["p"]]})
     return shown.sort_values(["run", label], kind="stable").to_string(index=False)
 
@@ -140,8 +145,10 @@ def pooled(args: argparse.Namespace) -> int:
         print()
     else:
         benchmarks = ", ".join(dict.fromkeys(r.manifest.benchmark for r in runs))
+        judged = "a tie counts 1/k" if args.ties == "expected" else "a tie is not told apart (wrong)"
         print(f"== pooled by {args.pool} over {len(runs)} run(s) of {benchmarks}: accuracy (%) with "
-              f"{args.level:.0%} exact interval, mean chance; * = chance below the interval; ties: {args.ties}")
+              f"{args.level:.0%} exact interval, mean chance; {judged}; * = chance below the interval; tied = items "
+              f"a tie decided")
         print(format_pooled(table))
     sys.stdout.flush()
     return 0

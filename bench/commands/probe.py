@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from bench.commands.options import add_command, parse_options
+from bench.commands.options import add_command, add_model, endpoint_of, parse_options
 
 EXAMPLE = """examples:
   foilbench probe --model openai/clip-vit-base-patch32 clip.mp4 "a man opens a door" "a man closes a door"
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     quiet_library_bars()
     found = probe(args.model, args.video, args.texts, family=args.family, frame_policy=args.frames,
                   control=args.control, prompt=args.prompt, start=start, end=end, device=args.device, dtype=args.dtype,
-                  options=parse_options(args.backend_option), seed=args.seed)
+                  options=parse_options(args.backend_option), seed=args.seed, endpoint=endpoint_of(args))
     if not args.no_keep:
         append_probes(found.records())
     if args.json:
@@ -57,15 +57,13 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``probe`` command."""
     from bench.frames.controls import AS_IS, CONTROLS
-    from bench.scoring.families import FAMILIES
 
     p = add_command(subparsers, "probe", "score any texts against any clip with any model (what if...?)",
                     "Score TEXT... against VIDEO (or a window of it) with MODEL, through the same backends, frame "
                     "policies and protocol code as a run; with --control, under a shortcut control.", EXAMPLE)
     p.add_argument("video", help="video file")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="texts to score (a caption, foils...)")
-    p.add_argument("--model", required=True, help="hub id or local folder of the model")
-    p.add_argument("--family", choices=list(FAMILIES), help="model family (default: read from the model's config)")
+    add_model(p)
     p.add_argument("--frames", help="frame policy NAME[:KEY=VALUE,...] (default uniform:k=8, or uniform:k=N for a "
                                    "model that takes N frames, as X-CLIP)")
     p.add_argument("--control", default=AS_IS, choices=[AS_IS, *CONTROLS],

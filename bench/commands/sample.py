@@ -20,12 +20,13 @@ EXAMPLE = """example:
 
 def run(args: argparse.Namespace) -> int:
     """Ensure (or, with ``--force``, regenerate) the suite and print a load command per benchmark."""
-    from bench.devkit.world.suite import ensure_sample
+    from bench.devkit.world.suite import WRITERS, ensure_sample
 
-    sets = ensure_sample(args.out, size=args.size, seed=args.seed, force=args.force)
+    sets = ensure_sample(args.out, size=args.size, seed=args.seed, force=args.force, benchmarks=list(WRITERS))
+    width = max(map(len, sets))
     for name, s in sets.items():
         options = "".join(f" -o {shlex.quote(f'{k}={v}')}" for k, v in s.loader_options.items())
-        print(f"{name:10s} foilbench summary {name} {shlex.quote(str(s.data_path))} "
+        print(f"{name:{width}s} foilbench summary {name} {shlex.quote(str(s.data_path))} "
               f"--video-root {shlex.quote(str(s.video_root))}{options}")
     return 0
 

@@ -11,9 +11,11 @@ EXAMPLE = """examples:
   foilbench study examples/demo-study.toml            (the demo's runs and report, as one study)
   foilbench study examples/real-benchmarks.toml --check
   foilbench study my-study.toml --no-report
+  foilbench study my-api-study.toml --dry-run         (what its API models would cost, per benchmark)
 
 A study file lists [[benchmarks]] (name, data, videos, options) and [[models]] (name, model, family, protocol,
-prompt, frames, limit, spread, controls...); [study] says where the runs (and the report) go. Every model set-up,
+prompt, frames, limit, spread, controls...; endpoint, api_key_env, concurrency, max_requests... for a model served
+behind an OpenAI-compatible API); [study] says where the runs (and the report) go. Every model set-up,
 and each of its shortcut controls (blind, one-frame, shuffled, reversed), is scored on every benchmark. Run it
 again after a kill: complete runs are skipped, partial ones resume. See docs/study.md.
 """
@@ -45,10 +47,13 @@ def _with_world(study, home):
 
     from bench.devkit.train.build import trained_model
     from bench.devkit.world import ensure_sample
+    from bench.devkit.world.suite import WRITERS
     from bench.study.plan import WORLD_MODEL, StudyError
 
-    if study.world:
-        ensure_sample(home / f"sample-{study.world}", size=study.world)
+    if study.world:  # the demo's world, and every other benchmark of the world the study reads from it
+        world = home / f"sample-{study.world}"
+        listed = [b.name for b in study.benchmarks if b.name in WRITERS and world in Path(b.source.data_path).parents]
+        ensure_sample(world, size=study.world, benchmarks=listed or None)
     missing = [(b.name, p) for b in study.benchmarks for p in (b.source.data_path, b.source.video_root)
                if p and not Path(p).exists()]
     if missing:
@@ -57,6 +62,24 @@ def _with_world(study, home):
     configs = [dataclasses.replace(c, model=models[c.model[len(WORLD_MODEL):]])
                if isinstance(c.model, str) and c.model.startswith(WORLD_MODEL) else c for c in study.configs]
     return dataclasses.replace(study, configs=configs)
+
+
+def _dry_run(study) -> int:
+    """What each API run of the study would send (requests, images, estimated tokens), per benchmark; nothing is
+    sent and nothing scored."""
+    from bench.scoring.api.estimate import run_cost
+    from bench.scoring.families import families
+    from bench.scoring.shared import Shared
+
+    shared = Shared()
+    print(f"study {study.path.name}: what its API runs would send")
+    for config in study.configs:
+        if not (config.family and families()[config.family].remote):
+            print(f"  {config.source.benchmark:10s} {config.name}: a local model, no API request")
+            continue
+        print(f"  {run_cost(config, shared.load).line(config.name)}")
+    print("nothing sent (--dry-run)")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
     home = Path(args.home).expanduser().resolve() if args.home else data_home()
     study = read_study(args.study, home)
+    if args.dry_run:
+        return _dry_run(study)
     _check_world_models(study)
     print(f"study {study.path.name}: {len(study.configs)} run(s) of {len(study.benchmarks)} benchmark(s) into "
           f"{study.runs}")
@@ -98,6 +123,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--home", help="data folder {home} stands for (default: $FOILBENCH_HOME, else foilbench-data "
                                        "in the checkout)")
     parser.add_argument("--check", action="store_true", help="check the file and list its runs; score nothing")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print what each API model's runs would send (requests, images, estimated tokens per "
+                             "benchmark); send and score nothing")
     parser.add_argument("--no-report", action="store_true", help="score only; build no report")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

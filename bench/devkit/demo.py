@@ -221,22 +221,38 @@ def reference_line(names: list[str], home: Path) -> str:
 
 
 def foil_type_table(pooled: pd.DataFrame, runs: list[str] | None = None) -> str:
-    """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (``*``: chance below
-    the interval) with its 95 % interval; then, per set-up, its items and the range of the chance level."""
+    """Foil types x set-ups (:func:`bench.metrics.pooled.pooled_table` rows): accuracy in % (a tied item is not told
+    apart; ``*``: chance below the interval) with its 95 % interval; then, per
+    set-up, its items, the items a tie decided and the range of the chance level."""
     runs = [r for r in (runs or TABLE_RUNS) if r in set(pooled["run"])]
     rows = pooled[pooled["run"].isin(runs)]
     kinds = list(dict.fromkeys(sorted(rows["value"])))
     cell = {(r.run, r.value): f"{r.accuracy:.0f}{'*' if r.above else ' '} [{r.low:.0f}-{r.high:.0f}]"
             for r in rows.itertuples()}
     shown = pd.DataFrame({run: [cell.get((run, k), "") for k in kinds] for run in runs}, index=kinds)
-    totals = rows.groupby("run")["n"].sum()
+    totals = rows.groupby("run")[["n", "tied"]].sum()
     chance = rows.groupby("run")["chance"].agg(["min", "max"])
-    shown.loc["items"] = [str(int(totals[r])) for r in runs]
+    shown.loc["items"] = [str(int(totals.at[r, "n"])) for r in runs]
+    shown.loc["tied"] = [str(int(totals.at[r, "tied"])) for r in runs]
     shown.loc["chance"] = [f"{chance.at[r, 'min']:.0f}" + (f"-{chance.at[r, 'max']:.0f}"
                                                            if round(chance.at[r, "max"]) != round(chance.at[r, "min"])
                                                            else "") for r in runs]
     shown.index.name = "foil type"
     return shown.to_string()
+
+
+def tie_lines(runs: list) -> list[str]:
+    """The warning about the stored runs whose ties decided a notable share of their items
+    (:func:`bench.metrics.dispatch.run_ties`): a heading with the likely causes, then one line per run (none when
+    no run's ties are notable)."""
+    from bench.metrics.dispatch import run_ties
+    from bench.metrics.ties import TIE_CAUSES, notable, tied_items
+
+    found = [(run, *run_ties(run)) for run in runs]
+    lines = [f"  {run.label} on {run.manifest.benchmark}: {tied_items(tied, n)}" for run, tied, n in found
+             if notable(tied, n)]
+    return [f"Runs whose true and false texts scored exactly alike on many items (ties, judged not told apart on "
+            f"every surface; likely causes: {TIE_CAUSES}):", *lines] if lines else []
 
 
 def both_orders_lines(right: pd.DataFrame) -> list[str]:
@@ -247,5 +263,16 @@ def both_orders_lines(right: pd.DataFrame) -> list[str]:
 
 
 def bias_lines(bias: pd.DataFrame) -> list[str]:
-    """The answer-bias table (:func:`bench.devkit.train.evaluate.answer_bias`) in words, one line per run."""
-    return [f"  {r.run:18s} {r.measure:10s} {r.value:5.1f} %  ({r.n} answers)" for r in bias.itertuples()]
+    """The answer-bias table (:func:`bench.devkit.train.evaluate.answer_bias`) in words, one line per run and measure:
+    a share over the answers that chose, with the tied ones (neither) counted; a run whose answers all tied is named
+    as such, not given a share."""
+    lines = []
+    for r in bias.itertuples():
+        if r.measure != "P(Yes)" and r.tied == r.n and r.n:
+            lines.append(f"  {r.run:18s} {r.measure:10s}   -    every one of its {r.n} answers tied (no answer "
+                         f"chosen: {'P(Yes) = P(No)' if r.measure == 'share Yes' else 'its letters scored alike'}), "
+                         "not a bias")
+            continue
+        tied = f", {r.tied} tied: neither" if r.tied and r.measure != "P(Yes)" else ""
+        lines.append(f"  {r.run:18s} {r.measure:10s} {r.value:5.1f} %  ({r.n} answers{tied})")
+    return lines

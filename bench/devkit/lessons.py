@@ -72,7 +72,7 @@ def seed_values(pooled: pd.DataFrame, bias: pd.DataFrame, right: pd.DataFrame) -
     for lesson in LESSONS:
         key = (lesson.run, lesson.foil) if lesson.foil else (lesson.run, lesson.measure)
         value = (accuracy if lesson.foil else measured).get(key)
-        if value is not None:
+        if value is not None and value == value:  # NaN: a share of answers that all tied (no answer chosen)
             found[lesson.text] = value
     return found
 

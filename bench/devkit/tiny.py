@@ -94,8 +94,10 @@ def build_xclip(folder: str | Path) -> Path:
 
 
 def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: list[str] | None = None,
-                  vocab_size: int = 400):
-    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens."""
+                  vocab_size: int = 400, **named: str):
+    """A byte-level BPE tokenizer trained on ``corpus`` (default :data:`CORPUS`), with ``special`` tokens;
+    ``named``: model-specific special tokens a processor reads as attributes (``image_token="<image>"`` gives
+    ``tokenizer.image_token`` and ``tokenizer.image_token_id``)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -106,7 +108,7 @@ def bpe_tokenizer(special: list[str], chat_template: str | None = None, corpus: 
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     core.train_from_iterator((corpus or CORPUS) * 4, trainer)
     return PreTrainedTokenizerFast(tokenizer_object=core, eos_token=special[0], pad_token=special[0],
-                                   chat_template=chat_template)
+                                   chat_template=chat_template, **named)
 
 
 def build_gpt2(folder: str | Path) -> Path:
@@ -162,20 +164,50 @@ def build_qwen2vl(folder: str | Path) -> Path:
     return folder
 
 
+def build_constant_clip(folder: str | Path) -> Path:
+    """:func:`build_clip` with a text tower that gives every text the same embedding, to the bit: its last layer
+    norm's scale zeroed, its shift -1, 0 or 1 and the text projection's weights multiples of 1/8 in [-1, 1], so that
+    every sum in the projection is exact and no batch's summation order changes a bit. A model that cannot tell one
+    text from another: every caption ties with its foils, whichever texts are embedded together."""
+    from transformers import CLIPModel
+
+    folder = build_clip(folder)
+    model = CLIPModel.from_pretrained(folder)
+    draw = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        norm, projection = model.text_model.final_layer_norm, model.text_projection.weight
+        norm.weight.zero_()
+        norm.bias.copy_(torch.randint(-1, 2, norm.bias.shape, generator=draw).float())
+        projection.copy_(torch.randint(-8, 9, projection.shape, generator=draw).float() / 8)
+    model.save_pretrained(folder)
+    return folder
+
+
+def build_constant_qwen2vl(folder: str | Path) -> Path:
+    """:func:`build_qwen2vl` with its output head zeroed: every token gets the same logit, so P(Yes) = P(No) for every
+    question and the letters of every multiple-choice question tie."""
+    from transformers import Qwen2VLForConditionalGeneration
+
+    folder = build_qwen2vl(folder)
+    model = Qwen2VLForConditionalGeneration.from_pretrained(folder)
+    with torch.no_grad():
+        model.get_output_embeddings().weight.zero_()
+    model.save_pretrained(folder)
+    return folder
+
+
 BUILDERS: dict[str, Callable[[str | Path], Path]] = {
     "clip": build_clip,
     "xclip": build_xclip,
     "gpt2": build_gpt2,
     "qwen2vl": build_qwen2vl,
 }
-
-
-def tiny_model(name: str, root: str | Path) -> Path:
-    """The tiny model ``name`` under ``root`` (built on first use)."""
-    folder = Path(root) / name
-    if not (folder / "config.json").is_file():
-        BUILDERS[name](folder)
-    return folder
+VARIANTS: dict[str, Callable[[str | Path], Path]] = {
+    "clip-constant": build_constant_clip,
+    "qwen2vl-constant": build_constant_qwen2vl,
+}
+"""Tiny models that are an architecture of :data:`BUILDERS` altered on purpose (not one more architecture): models
+that cannot tell one text from another, for the tests of ties."""
 
 
 # A ChatML template in LLaVA-OneVision's layout (the <video> placeholder opens the user turn).

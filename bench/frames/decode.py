@@ -50,7 +50,8 @@ class Fit:
     the number of frames), so that a decoder can decode straight to it.
 
     ``kind``: ``exact`` (``width`` x ``height``), ``shortest_edge`` (the short side to ``edge``, the long side scaled
-    as transformers' ``get_resize_output_image_size`` does), ``qwen2_vl`` (transformers' Qwen2-VL ``smart_resize``
+    as transformers' ``get_resize_output_image_size`` does), ``longest_edge`` (the long side to at most ``edge``, the
+    aspect kept, never enlarged: the images sent to an API), ``qwen2_vl`` (transformers' Qwen2-VL ``smart_resize``
     with ``factor``, ``min_pixels``, ``max_pixels``; with ``video_tokens`` > 0 also the reference per-frame cap of
     ``cap_pixels_per_frame``, ``temporal`` frames per patch). Hashable: it keys the frame cache.
     """
@@ -69,6 +70,9 @@ class Fit:
         """(width, height) for a source frame of ``width`` x ``height`` in a clip of ``frames`` frames."""
         if self.kind == "exact":
             return self.width, self.height
+        if self.kind == "longest_edge":
+            scale = min(1.0, self.edge / max(width, height))
+            return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
         if self.kind == "shortest_edge":
             from transformers.image_transforms import get_resize_output_image_size
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -73,7 +74,8 @@ class Frames:
     """Decoded frames and where they came from.
 
     ``timestamps`` are seconds from the start of the file (of the joined timeline for joined clips); ``segments`` says
-    for joined clips which clip each frame is from (-1 for the black gap); ``notes`` records every fallback.
+    for joined clips which clip each frame is from (-1 for the black gap); ``notes`` records every fallback;
+    ``window``: the clip's first frame and its number of frames at ``fps`` (the joined timeline's, for joined clips).
     """
 
     array: np.ndarray
@@ -83,11 +85,25 @@ class Frames:
     path: str
     notes: list[str] = field(default_factory=list)
     segments: list[int] = field(default_factory=list)
+    window: tuple[int, int] = (0, 0)
 
     @property
     def nbytes(self) -> int:
         """Memory held by the pixels."""
         return int(self.array.nbytes)
+
+    def video_metadata(self) -> dict:
+        """The true times of the frames as transformers' processors read them (``video_metadata``): the video's
+        ``fps``, each frame's index counted from the clip's first frame, the clip's frame count and duration, and the
+        frame size. The clip is the video the model is shown, so its first frame is at 0 s; the times are given in
+        time order whatever order the frames are fed in (a reversed or shuffled control is then a video played that
+        way, not one whose times say so)."""
+        first, count = self.window
+        height, width = (int(self.array.shape[1]), int(self.array.shape[2])) if len(self.array) else (None, None)
+        return {"fps": float(self.fps), "frames_indices": [int(round(t * self.fps)) - first
+                                                          for t in sorted(self.timestamps)],
+                "total_num_frames": int(count), "duration": count / self.fps if self.fps else None,
+                "height": height, "width": width}
 
 
 def window_frames(clip: Clip, count: int, fps: float) -> tuple[int, int, list[str]]:
@@ -145,7 +161,8 @@ def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Si
     array = decode.read(clip.path, indices, backend, size)
     if params.get("blank"):
         array, more = np.zeros_like(array), more + ["frame blanked (no video)"]
-    return _fed(Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more), params, _key(clip))
+    frames = Frames(array, indices, [i / fps for i in indices], fps, clip.path, notes + more, window=(first, length))
+    return _fed(frames, params, _key(clip))
 
 
 def _fed(frames: Frames, params: dict, key: str) -> Frames:
@@ -154,8 +171,9 @@ def _fed(frames: Frames, params: dict, key: str) -> Frames:
     order = feeding_order(len(frames.indices), params, key)
     if order == list(range(len(order))):
         return frames
-    return Frames(frames.array[order], [frames.indices[i] for i in order], [frames.timestamps[i] for i in order],
-                  frames.fps, frames.path, frames.notes, [frames.segments[i] for i in order] if frames.segments else [])
+    return dataclasses.replace(frames, array=frames.array[order], indices=[frames.indices[i] for i in order],
+                               timestamps=[frames.timestamps[i] for i in order],
+                               segments=[frames.segments[i] for i in order] if frames.segments else [])
 
 
 def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float = 2.0, *,
@@ -227,7 +245,7 @@ def _join(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float, 
     if params.get("blank"):
         frames, notes = [black] * len(frames), notes + ["frames blanked (no video)"]
     return Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips), notes,
-                  segments)
+                  segments, window=(0, start))
 
 
 def durations(paths: Sequence[str], backend: str = "decord") -> dict[str, float]:

@@ -41,6 +41,30 @@ def parse_yes_no(answer: str) -> float:
     return 1.0 if yes and not no else 0.0 if no and not yes else math.nan
 
 
+def parse_letter(answer: str, options: Sequence[str], **_: object) -> int:
+    """The option a response names by its first character, case-insensitive (Vinoground ``get_score_all.py``:
+    ``response[:len(GT)].lower() == GT.lower()``; TemporalBench ``get_qa_acc.py`` L49 the same): its index in letter
+    order, -1 when it names none."""
+    letter = str(answer)[:1].upper()
+    return "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:len(options)].find(letter) if letter.strip() else -1
+
+
+def parse_vitatecs_option(answer: str, options: Sequence[str], **_: object) -> int:
+    """The option of a two-option answer as lmms-eval's VITATECS task reads it (``tasks/vitatecs/utils.py::
+    vitatecs_process_results``): the one option whose text (lower-cased, without its final ".") the lower-cased answer
+    contains, else the answer "A" / "B", or one starting with "A." / "A)" / "(A)"; -1 otherwise, where lmms-eval asks a
+    GPT-3.5 judge (not run here). lmms-eval compares the text after "(A)" with the letter, which never matches; the
+    letter inside is read here."""
+    text = str(answer)
+    found = [t.removesuffix(".").lower() in text.lower() for t in options]
+    if sum(found) == 1:
+        return found.index(True)
+    for letter, index in (("A", 0), ("B", 1)):
+        if text == letter or text.startswith((f"{letter}.", f"{letter})", f"({letter})")):
+            return index
+    return -1
+
+
 def stored_answer(value: object) -> str:
     """An answer as the run stores it: its text, or "None" (``gemini/eval.py``'s mark) when there is none, so that it
     counts as an unparsed answer, not as a missing score."""
@@ -174,5 +198,11 @@ def import_lines(run) -> list[str]:
         if len(unread):
             lines.append(f"{len(unread)} answer(s) read as neither Yes nor No (e.g. {str(unread['answer'].iloc[0])!r}"
                          "): kept as unparsed; metrics counts them and drops their items where the benchmark's "
+                         "official script does")
+    if m.measure == "answer" and len(run.choice):
+        unread = run.choice[run.choice["choice"] == -1]
+        if len(unread):
+            lines.append(f"{len(unread)} answer(s) read as no option (e.g. {str(unread['answer'].iloc[0])[:80]!r}): "
+                         "kept as unparsed; metrics counts them as wrong, or drops them where the benchmark's "
                          "official script does")
     return lines

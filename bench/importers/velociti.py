@@ -1,7 +1,8 @@
 """VELOCITI's closed-model CSV (``pos_pred, neg_pred`` per row, in the benchmark file's order, as ``gemini/eval.py``
 writes it), read as ``gemini/closed_model_metrics.py`` reads it: only "Yes" and "No" are answers; anything else
 ("None" when the API answered nothing, "error", "blocked", "idk", empty) is unparsed, and the official scoring drops
-the item (``n_dropped``)."""
+the item (``n_dropped``). Multiple-choice answers are read as ``closed_model_metrics.py::mcq`` reads them
+(:func:`parse_mcq_answer`)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,11 @@ def import_velociti_closed(items: Sequence[Item], files: Sequence[Path], **_: ob
             pair.append({"item_id": it.item_id, "clip": 0, "text": text, "score": parse_exact_yes_no(answer),
                          "answer": answer})
     return pair, [], "answer"
+
+
+def parse_mcq_answer(answer: str, options: Sequence[str], **_: object) -> int:
+    """The option of a multiple-choice answer as ``gemini/closed_model_metrics.py::mcq`` reads it (L34
+    ``ans.split()[0]``): its first word, exactly "A" or "B" (index 0 or 1); -1 for anything else (the official count
+    leaves such items out)."""
+    words = str(answer).split()
+    return ("A", "B").index(words[0]) if words and words[0] in ("A", "B") and len(options) == 2 else -1

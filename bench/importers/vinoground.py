@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
-from bench.importers.common import rows
+from bench.importers.common import parse_letter, rows
 from bench.items import Item
 from bench.loaders.common import LoaderError
 
@@ -29,8 +29,8 @@ def import_vinoground(items: Sequence[Item], files: Sequence[Path], **_: object)
             gt = item.labels.get(f"{axis}_{side}_gt")
             # the official question puts the true option under GT: for query q, option A is q when GT is "A"
             options = [query, 1 - query] if gt in (None, "A") else [1 - query, query]
-            letter = str(row["response"])[:1].upper()
-            chosen = options["AB".index(letter)] if letter in ("A", "B") else -1
+            letter = parse_letter(str(row["response"]), options)
+            chosen = options[letter] if letter >= 0 else -1
             choice.append({"item_id": item.item_id, "axis": axis, "query": query, "options": options,
                            "logits": [math.nan, math.nan], "choice": chosen, "answer": str(row["response"])})
     return [], choice, "answer"

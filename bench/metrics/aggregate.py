@@ -4,6 +4,13 @@
 label; :func:`mean_of_means_row` averages per-group rates (the papers' "Avg." columns); :func:`with_holm` adds the
 Holm-corrected flags. Which interval and test each kind of row gets is in :mod:`bench.metrics.intervals`. Benchmark
 modules build on these; :mod:`bench.metrics.dispatch` picks the benchmark's module.
+
+A row's value, interval and ``strict`` value follow the tie policy of its outcomes; its test against chance
+(``p_value``, ``significant``) counts a tie as no more than a fair coin's share (:func:`tested`: the lesser of the
+item's value and its ``expected`` credit, whatever the policy), so a tie never makes a row significant: a model that
+scores everything alike is at chance or below, never starred. The row's ``expected`` column is its value with every
+tie at a fair coin's share. Without a tie (or under the ``strict`` policy) the test is dual to the interval (starred
+exactly when chance lies below it).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from bench.items import Item, items_frame
 from bench.metrics import intervals
 
 TABLE_COLUMNS = ["metric", "by", "subset", "value", "ci_low", "ci_high", "chance", "n", "n_missing", "n_nan",
-                 "n_unparsed", "n_tie", "n_dropped", "strict", "p_value", "significant", "p_holm",
+                 "n_unparsed", "n_tie", "n_dropped", "strict", "expected", "p_value", "significant", "p_holm",
                  "significant_holm", "test", "note"]
 ALL = "all"
 # Metrics whose per-item values are numbers to average rather than successes (bootstrap, not Clopper-Pearson).
@@ -62,8 +69,10 @@ class Settings:
 
 def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float], chance: float, n: int,
         p_value: float, settings: Settings, test: str, *, n_missing: int = 0, n_nan: int = 0, n_unparsed: int = 0,
-        n_tie: int = 0, n_dropped: int = 0, strict: float = float("nan"), note: str = "") -> dict:
-    """One table row; ``significant`` is ``p_value`` below the test's threshold (False when there is no test).
+        n_tie: int = 0, n_dropped: int = 0, strict: float = float("nan"), expected: float = float("nan"),
+        note: str = "") -> dict:
+    """One table row; ``significant`` is ``p_value`` below the test's threshold (False when there is no test);
+    ``expected``: the value with every tie counted as a fair coin's share (NaN when the row has no such value).
 
     ``p_holm`` and ``significant_holm`` start uncorrected; :func:`with_holm` corrects them per family.
     """
@@ -71,21 +80,25 @@ def row(metric: str, by: str, subset: str, value: float, ci: tuple[float, float]
     return {"metric": metric, "by": by, "subset": subset, "value": value, "ci_low": ci[0], "ci_high": ci[1],
             "chance": chance, "n": int(n), "n_missing": int(n_missing), "n_nan": int(n_nan),
             "n_unparsed": int(n_unparsed), "n_tie": int(n_tie), "n_dropped": int(n_dropped), "strict": strict,
-            "p_value": p_value, "significant": significant, "p_holm": p_value, "significant_holm": significant,
-            "test": test, "note": note}
+            "expected": expected, "p_value": p_value, "significant": significant, "p_holm": p_value,
+            "significant_holm": significant, "test": test, "note": note}
 
 
-def resampled(value: float, samples: np.ndarray, n: int, chance: float,
-              settings: Settings) -> tuple[tuple[float, float], float, str]:
+def resampled(value: float, samples: np.ndarray, n: int, chance: float, settings: Settings,
+              tested: tuple[float, np.ndarray] | None = None) -> tuple[tuple[float, float], float, str]:
     """(interval, p-value, test) of a statistic in [0, 1] from its bootstrap replicates; when the replicates have no
     spread (every item alike, e.g. all wrong at n = 4) the bootstrap says nothing, and the Clopper-Pearson interval of
-    the mean over ``n`` units (its dual test at ``chance``) is used instead of a collapsed [v, v]."""
+    the mean over ``n`` units (its dual test at ``chance``) is used instead of a collapsed [v, v].
+
+    ``tested``: the statistic and its replicates with no tie counted above a fair coin's share, when they differ from
+    ``value`` and ``samples``: the p-value is theirs, the interval stays ``value``'s."""
+    tested_value, tested_samples = tested if tested is not None else (value, samples)
     finite = samples[~np.isnan(samples)] if len(samples) else samples
     if len(finite) and np.ptp(finite) > 0:
-        return (intervals.bootstrap_interval(finite, settings.level), intervals.bootstrap_p_value(finite, chance),
-                BOOTSTRAP)
-    return (intervals.clopper_pearson(value * n, n, settings.level), intervals.binomial_p_value(value * n, n, chance),
-            BOUNDED)
+        return (intervals.bootstrap_interval(finite, settings.level),
+                intervals.bootstrap_p_value(tested_samples, chance), BOOTSTRAP)
+    return (intervals.clopper_pearson(value * n, n, settings.level),
+            intervals.binomial_p_value(tested_value * n, n, chance), BOUNDED)
 
 
 def _counted(group: pd.DataFrame) -> pd.DataFrame:
@@ -101,9 +114,30 @@ def _counts(group: pd.DataFrame) -> dict[str, int]:
             "n_dropped": int(group["dropped"].sum()) if "dropped" in group.columns else 0}
 
 
-def _strict(group: pd.DataFrame) -> float:
-    column = group["strict"] if "strict" in group.columns else group["value"]
-    return float(column.mean()) if len(column) else float("nan")
+def resampled_test(values: np.ndarray, coin: np.ndarray,
+                   settings: Settings) -> tuple[float, np.ndarray] | None:
+    """``(mean, bootstrap replicates)`` of the :func:`tested` credits ``coin`` for :func:`resampled`'s test, or None
+    when they are the ``values`` themselves (no tie counted above a fair coin's share)."""
+    if np.array_equal(values, coin):
+        return None
+    return float(coin.mean()), intervals.bootstrap_means(coin, settings.n_boot, settings.seed)
+
+
+def credits(group: pd.DataFrame, policy: str) -> np.ndarray:
+    """The outcomes' credits under ``policy`` (``"strict"`` or ``"expected"``; the ``value`` column when the frame
+    does not carry that policy's)."""
+    return group[policy if policy in group.columns else "value"].to_numpy(float)
+
+
+def tested(group: pd.DataFrame) -> np.ndarray:
+    """The credits a test against chance counts: each outcome's value, a tie at no more than a fair coin's share
+    (the lesser of its value and its ``expected`` credit; the value for frames without that column)."""
+    values = group["value"].to_numpy(float)
+    return np.minimum(values, group["expected"].to_numpy(float)) if "expected" in group.columns else values
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def summarize_group(metric: str, by: str, subset: str, group: pd.DataFrame, settings: Settings,
@@ -111,25 +145,27 @@ def summarize_group(metric: str, by: str, subset: str, group: pd.DataFrame, sett
     """The row of one metric over one group of outcomes: mean over the counted items, interval, mean chance, test.
 
     Successes (0/1, or fractional credit) get the Clopper-Pearson interval and the exact binomial test at the mean
-    chance; :data:`MEAN_METRICS` get the bootstrap. Dropped items are left out of the value and of ``n`` and
+    chance; :data:`MEAN_METRICS` get the bootstrap; the test counts the :func:`tested` credits (a tie at no more than
+    a fair coin's share), the interval the values. Dropped items are left out of the value and of ``n`` and
     counted in ``n_dropped``; ``strict`` is the value when every tie fails, over the same ``n`` items as ``value``
     (every column of a row shares one denominator).
     """
     counted = _counted(group)
-    values = counted["value"].to_numpy(float)
+    values, coin = counted["value"].to_numpy(float), tested(counted)
     n = len(values)
-    value = float(values.mean()) if n else float("nan")
+    value = _mean(values)
     chance = float(counted["chance"].mean()) if n else float("nan")
-    extra = {**_counts(group), "strict": _strict(counted)}
+    extra = {**_counts(group), "strict": _mean(credits(counted, "strict")),
+             "expected": _mean(credits(counted, "expected"))}
     if metric in MEAN_METRICS:
-        ci, p_value, test = resampled(value, intervals.bootstrap_means(values, settings.n_boot, settings.seed), n,
-                                      chance, settings)
+        samples = intervals.bootstrap_means(values, settings.n_boot, settings.seed)
+        ci, p_value, test = resampled(value, samples, n, chance, settings, resampled_test(values, coin, settings))
         return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, note=note, **extra)
     ci = intervals.clopper_pearson(float(values.sum()), n, settings.level)
     if n and chance >= 1.0 - 1e-12:
         return row(metric, by, subset, value, ci, chance, n, float("nan"), settings, UNINFORMATIVE,
                    note="; ".join(x for x in (note, UNINFORMATIVE_NOTE) if x), **extra)
-    p_value = intervals.binomial_p_value(float(values.sum()), n, chance)
+    p_value = intervals.binomial_p_value(float(coin.sum()), n, chance)
     return row(metric, by, subset, value, ci, chance, n, p_value, settings, BINOMIAL if n else "", note=note, **extra)
 
 
@@ -188,7 +224,8 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
     """A row averaging one metric's per-group success rates (ViLMA "Avg." P+T, VELOCITI "Avg").
 
     ``groups`` maps a group name to the subsets it pools (micro within a group, macro across groups). The interval
-    is MOVER from each group's Clopper-Pearson limits; the test is its dual at the mean of the groups' chances.
+    is MOVER from each group's Clopper-Pearson limits; the test is its dual at the mean of the groups' chances, on the
+    groups' :func:`tested` credits (a tie at no more than a fair coin's share).
     """
     frame = outcomes[outcomes["metric"] == metric]
     parts = [(g, frame[frame["subset"].isin(list(subs))]) for g, subs in groups.items()]
@@ -199,8 +236,10 @@ def mean_of_means_row(outcomes: pd.DataFrame, metric: str, groups: dict[str, Seq
     value = float(np.mean([c["value"].mean() for c in counted]))
     chance = float(np.mean([c["chance"].mean() for c in counted]))
     successes = [(float(c["value"].sum()), len(c)) for c in counted]
+    coin = [(float(tested(c).sum()), len(c)) for c in counted]
     everything = pd.concat([p for _, p in parts])
-    extra = {**_counts(everything), "strict": float(np.mean([_strict(c) for c in counted]))}
+    extra = {**_counts(everything), "strict": float(np.mean([_mean(credits(c, "strict")) for c in counted])),
+             "expected": float(np.mean([_mean(credits(c, "expected")) for c in counted]))}
     return row(name, by, subset, value, intervals.mover_interval(successes, settings.level), chance,
-               sum(len(c) for c in counted), intervals.mover_p_value(successes, chance), settings, MOVER,
+               sum(len(c) for c in counted), intervals.mover_p_value(coin, chance), settings, MOVER,
                note=note or f"mean over {len(parts)} groups: {', '.join(g for g, _ in parts)}", **extra)

@@ -14,7 +14,7 @@ import pandas as pd
 from bench.config import Manifest
 from bench.items import Item
 from bench.metrics.aggregate import TABLE_COLUMNS, Settings, with_holm
-from bench.metrics.ties import DEFAULT_TIES, check
+from bench.metrics.ties import DEFAULT_TIES, check, tie_warning
 from bench.registry import spec
 
 
@@ -156,3 +156,17 @@ def run_table(run, settings: Settings = Settings(), by: Sequence[str] | None = N
     table.insert(0, "run", run.label)
     table.insert(1, "benchmark", benchmark_of(items, benchmark))
     return table
+
+
+def run_ties(run) -> tuple[int, int]:
+    """``(tied, n)`` of a stored run: its items (retrieval queries, for a retrieval set) that a tie decided on some
+    metric, of those its metrics count (the official drops left out)."""
+    outcomes = benchmark_outcomes(run_items(run), run.pair, run.choice, benchmark=run.manifest.benchmark)
+    tied = outcomes[~outcomes["dropped"]].groupby("item_id", sort=False)["tie"].any()
+    return int(tied.sum()), len(tied)
+
+
+def tie_line(run) -> str:
+    """The one-line warning about a stored run whose ties decided a notable share of its items (:func:`run_ties`,
+    :func:`bench.metrics.ties.tie_warning`); empty when they did not."""
+    return tie_warning(*run_ties(run))

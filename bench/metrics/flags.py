@@ -1,6 +1,7 @@
 """Per-item tables for error analysis across runs, in long form: each run's correctness per item on the metrics that
 apply to it, each item's margin in each run, and the flags the item browser filters on (wrong somewhere, runs
-disagree, ClassicVLE right but StrictVLE wrong)."""
+disagree, ClassicVLE right but StrictVLE wrong). An item a tie decided is not told apart: the flags read the
+``strict`` credit (a tie fails), whatever the benchmark's official rule gives it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ class RunScores:
 
 
 Runs = Mapping[str, RunScores]
-OUTCOME_COLUMNS = ["run", "item_id", "metric", "value", "status"]
+OUTCOME_COLUMNS = ["run", "item_id", "metric", "value", "strict", "tie", "status"]
 
 
 def applicable_outcomes(items: Sequence[Item], scores: RunScores) -> pd.DataFrame:
@@ -48,8 +49,9 @@ def applicable_outcomes(items: Sequence[Item], scores: RunScores) -> pd.DataFram
 
 
 def run_outcomes(items: Sequence[Item], runs: Runs) -> pd.DataFrame:
-    """Columns run, item_id, metric, value, status: every run's per-item outcomes on the metrics that apply to it
-    (:func:`applicable_outcomes`; value 0 for any status but "ok", as in the metrics)."""
+    """Columns run, item_id, metric, value, strict, tie, status: every run's per-item outcomes on the metrics that
+    apply to it (:func:`applicable_outcomes`; value 0 for any status but "ok", as in the metrics; ``strict``: the
+    credit when a tie fails; ``tie``: a tie decided it)."""
     parts = [applicable_outcomes(items, scores)[OUTCOME_COLUMNS[1:]].assign(run=label)
              for label, scores in runs.items()]
     parts = [p for p in parts if len(p)]
@@ -134,16 +136,18 @@ def headline_metrics(outcomes: pd.DataFrame, metric: str | None = None) -> dict[
 def item_flags(items: Sequence[Item], outcomes: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """One row per main item: item_id, subset, ``wrong`` (wrong on some metric of some run), ``disagree`` (runs
     differ on their :func:`headline_metrics`) and ``classic_not_strict`` (some run right under ClassicVLE and wrong
-    under StrictVLE). ``outcomes`` is :func:`run_outcomes`."""
+    under StrictVLE), each judged by the ``strict`` credit (a tied item is not told apart). ``outcomes`` is
+    :func:`run_outcomes`."""
     main = [it for it in items if it.role == "main"]
     frame = pd.DataFrame({"item_id": [it.item_id for it in main], "subset": [it.subset for it in main]})
     ids = frame["item_id"]
-    wrong = set(outcomes.loc[outcomes["value"] == 0, "item_id"])
-    headline = [outcomes[(outcomes["run"] == run) & (outcomes["metric"] == chosen)].set_index("item_id")["value"]
+    told = "strict" if "strict" in outcomes.columns else "value"
+    wrong = set(outcomes.loc[outcomes[told] == 0, "item_id"])
+    headline = [outcomes[(outcomes["run"] == run) & (outcomes["metric"] == chosen)].set_index("item_id")[told]
                 for run, chosen in headline_metrics(outcomes, metric).items()]
     disagree = (pd.concat(headline, axis=1).nunique(axis=1, dropna=True) > 1) if len(headline) > 1 else None
     wide = outcomes[outcomes["metric"].isin(["ClassicVLE", "StrictVLE"])].pivot_table(
-        index=["run", "item_id"], columns="metric", values="value", aggfunc="first")
+        index=["run", "item_id"], columns="metric", values=told, aggfunc="first")
     classic_not_strict: set = set()
     if {"ClassicVLE", "StrictVLE"} <= set(wide.columns):
         hits = wide[(wide["ClassicVLE"] == 1) & (wide["StrictVLE"] == 0)]

@@ -15,7 +15,10 @@
   it inverts (Clopper-Pearson on the discordant pairs, scaled to the difference).
 
 Significance is one-sided at ``(1 - level) / 2`` for "better than chance" (the interval's one-sided counterpart) and
-two-sided at ``1 - level`` for the bias; :func:`holm` corrects a family of tests (many subsets at once).
+two-sided at ``1 - level`` for the bias; :func:`holm` corrects a family of tests (many subsets at once). The metric
+tables test a tie at no more than a fair coin's share while their interval is the value's
+(:func:`bench.metrics.aggregate.tested`): where a tie rule gives a tie more, the star can be absent with chance below
+the interval, never the other way.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ Every benchmark module turns (items, pair table, choice table) into an *outcomes
     value    float  1.0 correct / 0.0 wrong for success metrics, fractional credit under the ``expected`` tie policy;
                     a number in [0, 1] for others (average precision)
     strict   float  the value under the ``strict`` tie policy (shown beside the policy asked for)
+    expected float  the value under the ``expected`` tie policy: a tie counts as a fair coin's share (1/k); what
+                    every test against chance counts, whatever the policy asked for
     chance   float  what a random scorer gets on this item (see :mod:`bench.metrics.chance`)
     status   str    "ok"; "nan" (a needed score is NaN); "missing" (a needed score or the whole item is absent);
                     "unparsed" (an answer that could not be parsed). Anything but "ok" is a failure (value 0).
@@ -31,7 +33,8 @@ from bench.items import Item
 from bench.metrics.ties import Decision, both, choice_decision
 from bench.store.schema import pair_frame
 
-OUTCOME_COLUMNS = ["item_id", "subset", "metric", "value", "strict", "chance", "status", "tie", "dropped"]
+OUTCOME_COLUMNS = ["item_id", "subset", "metric", "value", "strict", "expected", "chance", "status", "tie",
+                   "dropped"]
 STATUSES = ("ok", "nan", "missing", "unparsed")
 TEXT_ONLY_CLIP = -1
 
@@ -177,21 +180,23 @@ def outcome(item_id: str, subset: str, metric: str, correct: bool | float | Deci
     """One outcomes row; anything but an "ok" status is recorded as a failure (value 0).
 
     ``correct`` is a success (bool or credit) or a :class:`~bench.metrics.ties.Decision` (credit under the policy,
-    strict credit, tie flag); ``dropped`` leaves the row out of the denominator of the policy asked for.
+    strict and expected credits, tie flag); ``dropped`` leaves the row out of the denominator of the policy asked for.
     """
     if status not in STATUSES:
         raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
     decision = correct if isinstance(correct, Decision) else Decision.plain(correct)
     ok = status == "ok"
     return {"item_id": item_id, "subset": subset, "metric": metric, "value": decision.value if ok else 0.0,
-            "strict": decision.strict if ok else 0.0, "chance": float(chance), "status": status,
+            "strict": decision.strict if ok else 0.0, "expected": decision.expected if ok else 0.0,
+            "chance": float(chance), "status": status,
             "tie": bool(decision.tie and ok), "dropped": bool(dropped)}
 
 
 def outcomes_frame(rows: Iterable[dict]) -> pd.DataFrame:
     """An outcomes frame from rows built by :func:`outcome`."""
     df = pd.DataFrame(list(rows), columns=OUTCOME_COLUMNS)
-    return df.astype({"value": float, "strict": float, "chance": float, "tie": bool, "dropped": bool})
+    return df.astype({"value": float, "strict": float, "expected": float, "chance": float, "tie": bool,
+                      "dropped": bool})
 
 
 RowsOf = Callable[[Item, object], list[dict]]

@@ -12,6 +12,14 @@ Every such metric takes ``ties``, one of:
 Inside the modules a policy becomes a *rule* (how one comparison breaks ties): ``"strict"``, ``"expected"``,
 ``"first"`` (the first listed candidate wins a tie, as ``np.argmax`` / ``torch.argmax`` do) or ``"optimistic"`` (the
 true candidate wins). A benchmark's ``official`` rule is one of these, or a ranking order it computes itself.
+
+Which number uses which rule (docs/metrics.md, "Ties are not knowing"): a metric's *value* follows the policy asked
+for (``official`` by default: the number a paper would print); every *claim* about what a model can tell does not.
+A test against chance counts a tie as no more than the share a fair coin would give it (the ``expected`` credit,
+1/k), whatever the value's policy, so a tie never makes a number significant and a model that scores everything alike
+is never starred; a judgement of one item across runs (paired tests, agreement, controls, difficulty, the pooled
+tables) counts a tie as not told apart; an answer share ("share of A / Yes") counts a tied answer as neither. A
+surface shows the share of items a tie decided beside a value whenever it exceeds :data:`TIE_NOTICE`.
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ import numpy as np
 TIES = ("strict", "official", "expected")
 DEFAULT_TIES = "official"
 RULES = ("strict", "expected", "first", "optimistic")
+TIE_NOTICE = 0.05  # a share of items decided by a tie above this is shown beside the value, with its strict value
+MOST = 0.5  # a run that tied more than this share of the items compared "tied most of them"
+TIE_CAUSES = "constant output, a prompt the model ignores, or 16-bit rounding of close scores"
 
 
 def check(ties: str) -> str:
@@ -32,6 +43,33 @@ def check(ties: str) -> str:
     if ties not in TIES:
         raise ValueError(f"unknown tie policy {ties!r}; choose one of {', '.join(TIES)}")
     return ties
+
+
+def notable(n_tie: int, n: int) -> bool:
+    """Whether ties decided more than :data:`TIE_NOTICE` of ``n`` items (a surface then shows the share)."""
+    return n > 0 and n_tie / n > TIE_NOTICE
+
+
+def tied_items(n_tie: int, n: int) -> str:
+    """``"every item"`` or ``"22 of 150 items (15%)"``: how many items a tie decided, in words."""
+    return "every item" if n_tie == n else f"{n_tie} of {n} items ({n_tie / n:.0%})"
+
+
+def most_tied(run: str, n_tie: int, n: int) -> str:
+    """The sentence about a run that tied more than :data:`MOST` of the ``n`` items it was compared on (empty when
+    it did not): whatever a table counts for it there comes from its ties, not from an answer."""
+    if not n or n_tie / n <= MOST:
+        return ""
+    return (f"{run} tied {tied_items(n_tie, n)}: the true and a false text scored alike, so it told "
+            f"{'none' if n_tie == n else 'most'} of them apart (likely causes: {TIE_CAUSES}).")
+
+
+def tie_warning(n_tie: int, n: int) -> str:
+    """The one-line warning about a run whose ties are :func:`notable` (empty when they are not)."""
+    if not notable(n_tie, n):
+        return ""
+    return (f"{tied_items(n_tie, n)} decided by a tie on some metric (a true and a false text scored exactly alike: "
+            f"not told apart); likely causes: {TIE_CAUSES}")
 
 
 def rule_for(ties: str, official: str) -> str:
@@ -140,6 +178,21 @@ def choice_credit(options: Sequence[int], logits: Sequence[float], chosen: int, 
     if rule == "expected":
         return 1.0 / len(tied)
     return float(chosen == target)
+
+
+def letter_shares(logits: Sequence[float], position: int, n_options: int) -> tuple[np.ndarray, bool]:
+    """``(shares, tied)`` of one multiple-choice answer: per option position, the share of the answer a fair coin
+    gives it (1 for the only top letter, 1/k to each of k letters tied at the top) and whether letters tied at the top.
+    Without usable logits (imported answers) the stored choice ``position`` has it all (-1, unparsed: none)."""
+    shares = np.zeros(n_options)
+    values = np.asarray(logits, dtype=float)
+    if len(values) != n_options or not n_options or np.any(np.isnan(values)):
+        if 0 <= position < n_options:
+            shares[position] = 1.0
+        return shares, False
+    top = values == values.max()
+    shares[top] = 1.0 / top.sum()
+    return shares, bool(top.sum() > 1)
 
 
 def choice_decision(options: Sequence[int], logits: Sequence[float], chosen: int, target: int, ties: str,

@@ -34,7 +34,8 @@ import pandas as pd
 
 from bench.items import Item
 from bench.metrics import intervals
-from bench.metrics.aggregate import ALL, Settings, resampled, row, summarize, with_labels
+from bench.metrics.aggregate import (ALL, Settings, credits, resampled, resampled_test, row, summarize,
+                                     tested, with_labels)
 from bench.metrics.chance import choice_chance, expected_average_precision, hit_at_k_chance, ranking_chance
 from bench.metrics.legacy_sort import introsort_argsort
 from bench.metrics.outcomes import (ChoiceIndex, ScoreIndex, all_orders, answers_status, cells_status, false_texts,
@@ -197,8 +198,8 @@ def outcomes(items: Sequence[Item], pair: pd.DataFrame | None, choice: pd.DataFr
 
 
 def _bootstrap_row(metric: str, by: str, subset: str, value: float, samples: np.ndarray, chance: float, n: int,
-                   settings: Settings, **extra) -> dict:
-    ci, p_value, test = resampled(value, samples, n, chance, settings)
+                   settings: Settings, tested: tuple[float, np.ndarray] | None = None, **extra) -> dict:
+    ci, p_value, test = resampled(value, samples, n, chance, settings, tested)
     return row(metric, by, subset, value, ci, chance, n, p_value, settings, test, **extra)
 
 
@@ -208,7 +209,7 @@ def auroc_row(group: pd.DataFrame, by: str, subset: str, settings: Settings, tie
     n = len(group)
     labels = np.r_[np.ones(n, int), np.zeros(n, int)]
     scores = np.r_[cap, con]
-    rule = rule_for(ties, OFFICIAL_PAIR_TIES)
+    rule = rule_for(ties, OFFICIAL_PAIR_TIES)  # a tied pair's credit: 0 or 1/2, never above a fair coin's share
     samples = intervals.bootstrap_auroc(scores, labels, np.r_[np.arange(n), np.arange(n)], settings.n_boot,
                                         settings.seed, tie_credit(rule))
     values = worst_case(scores, labels)
@@ -216,7 +217,8 @@ def auroc_row(group: pd.DataFrame, by: str, subset: str, settings: Settings, tie
     status = group["status"]
     return _bootstrap_row("AUROC", by, subset, auroc(scores, labels, rule), samples, 0.5, n, settings,
                           n_missing=int((status == "missing").sum()), n_nan=int((status == "nan").sum()),
-                          n_tie=n_tie, strict=auroc(scores, labels, "strict"), note=AUROC_NOTE)
+                          n_tie=n_tie, strict=auroc(scores, labels, "strict"),
+                          expected=auroc(scores, labels, "expected"), note=AUROC_NOTE)
 
 
 def map_row(group: pd.DataFrame, by: str, subset: str, settings: Settings) -> dict:
@@ -225,9 +227,11 @@ def map_row(group: pd.DataFrame, by: str, subset: str, settings: Settings) -> di
     status = group["status"]
     samples = intervals.bootstrap_means(values, settings.n_boot, settings.seed)
     return _bootstrap_row("mAP", by, subset, float(values.mean()), samples, float(group["chance"].mean()),
-                          len(group), settings, n_missing=int((status == "missing").sum()),
-                          n_nan=int((status == "nan").sum()), n_tie=int(group["tie"].sum()),
-                          strict=float(group["strict"].mean()), note="chance: exact expected AP of a random ranking")
+                          len(group), settings, resampled_test(values, tested(group), settings),
+                          n_missing=int((status == "missing").sum()), n_nan=int((status == "nan").sum()),
+                          n_tie=int(group["tie"].sum()), strict=float(group["strict"].mean()),
+                          expected=float(credits(group, "expected").mean()),
+                          note="chance: exact expected AP of a random ranking")
 
 
 def _duplicates_note(items: Sequence[Item]) -> str:

@@ -160,6 +160,17 @@ def _auroc_credit(ties: str) -> float:
     return tie_credit("strict" if ties == "strict" else "expected")
 
 
+def own_rate_chance(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(right, chance)`` of the caption/foil answers at threshold 0.5 with a score of exactly 0.5 (P(Yes) = P(No))
+    counted as half an answer each way: each pair's credit, and the accuracy of answers that ignore the label at this
+    run's own rate ``r`` of "caption" answers, ``r * prevalence + (1 - r) * (1 - prevalence)``. With two-foil items
+    captions are a third of the pairs or less, so a model that always answers "foil" is right more often than 1/2,
+    and exactly at this chance."""
+    said = np.where(scores > THRESHOLD, 1.0, np.where(scores == THRESHOLD, 0.5, 0.0))
+    prevalence, rate = float(labels.mean()), float(said.mean())
+    return np.where(labels == 1, said, 1.0 - said), rate * prevalence + (1 - rate) * (1 - prevalence)
+
+
 def _probability_rows(flat: pd.DataFrame, by: str, subset: str, prefix: str, settings: Settings,
                       ties: str) -> list[dict]:
     unit_ids, units = np.unique(flat["item_id"].to_numpy(), return_inverse=True)
@@ -167,9 +178,10 @@ def _probability_rows(flat: pd.DataFrame, by: str, subset: str, prefix: str, set
     ranked = worst_case(scores, labels)
     s = np.clip(ranked, 0.0, 1.0)
     values_sorted, codes = np.unique(ranked, return_inverse=True)
-    credit = _auroc_credit(ties)
+    credit = _auroc_credit(ties)  # a tied pair's credit: 0 or 1/2, never above a fair coin's share
     values = probability_metrics(scores, labels, ties)
     strict = probability_metrics(scores, labels, "strict")
+    fair = probability_metrics(scores, labels, "expected")
     rng = np.random.default_rng(settings.seed)
     samples = np.array([
         [m["min(p_c, p_f)"], m["AUROC"]]
@@ -178,18 +190,28 @@ def _probability_rows(flat: pd.DataFrame, by: str, subset: str, prefix: str, set
                   for _ in range(settings.n_boot))])
     prevalence = float(labels.mean())
     pred_c, pred_f = s > THRESHOLD, (1.0 - s) > THRESHOLD
-    counts = {"p_c": (int((labels[pred_c] == 1).sum()), int(pred_c.sum()), prevalence),
-              "p_f": (int((labels[pred_f] == 0).sum()), int(pred_f.sum()), 1 - prevalence),
-              "acc": (int((pred_c.astype(int) == labels).sum()), len(labels), 0.5)}
+    coin, own_chance = own_rate_chance(s, labels)
+    right = pred_c.astype(int) == labels
+    # (successes, trials, chance, successes tested): a tie never lands in p_c's or p_f's predictions; acc's test
+    # counts a pair at exactly 0.5 as no more than half right
+    counts = {"p_c": (int((labels[pred_c] == 1).sum()), int(pred_c.sum()), prevalence, None),
+              "p_f": (int((labels[pred_f] == 0).sum()), int(pred_f.sum()), 1 - prevalence, None),
+              "acc": (int(right.sum()), len(labels), own_chance, float(np.minimum(right, coin).sum()))}
     status = flat.groupby("item_id", sort=False)["status"].agg(lambda st: worst_status(*st))
     extra = {"n_missing": int((status == "missing").sum()), "n_nan": int((status == "nan").sum())}
     out = []
     for name in ("p_c", "p_f", "min(p_c, p_f)", "acc", "AUROC"):
         note = "threshold 0.5 on caption/foil probabilities (bin/eval.py); chance = class share"
+        expected = fair[name]
         if name in counts:
-            k, n, chance = counts[name]
+            k, n, chance, tested = counts[name]
             ci, test = intervals.clopper_pearson(k, n, settings.level), BINOMIAL
-            p_value = intervals.binomial_p_value(k, n, chance)
+            p_value = intervals.binomial_p_value(k if tested is None else tested, n, chance)
+            if name == "acc":
+                expected = float(coin.mean())
+                note = ("threshold 0.5 on caption/foil probabilities (bin/eval.py); chance: the accuracy of answers "
+                        "that ignore the label at this run's own rate of caption answers (a score of exactly 0.5 "
+                        "counted half each way)")
         else:
             column = samples[:, 0 if name == "min(p_c, p_f)" else 1]
             chance = min(prevalence, 1 - prevalence) if name == "min(p_c, p_f)" else 0.5
@@ -200,7 +222,7 @@ def _probability_rows(flat: pd.DataFrame, by: str, subset: str, prefix: str, set
             p_value, chance, test = float("nan"), float("nan"), test
             note = "scores of items failing P overwritten (bin/multi_eval.py); no defined chance"
         out.append(row(prefix + name, by, subset, values[name], ci, chance, len(unit_ids), p_value, settings, test,
-                       strict=strict[name], note=note, **extra))
+                       strict=strict[name], expected=expected, note=note, **extra))
     return out
 
 

@@ -12,10 +12,11 @@ from typing import Sequence
 import pandas as pd
 
 from bench.analysis.items import (Judgements, agreement_matrix, item_outcomes, item_table, pair_table,
-                                  shared_items)
+                                  shared_items, tie_notes)
 from bench.analysis.agreement import compare_pair
 from bench.frames.controls import base_policy, run_control
 from bench.metrics.intervals import clopper_pearson, holm
+from bench.metrics.ties import most_tied
 from bench.report.outputs import save_table
 from bench.report.tables import Table, percent, plain_table, table_html
 from bench.store import Run
@@ -67,8 +68,8 @@ def _cell(k: int, n: int) -> str:
 
 def controls_table(runs: Sequence[Run], labels: Sequence[str] = (), judged: Judgements | None = None) -> pd.DataFrame:
     """Per full run, control and label value (and all items): both accuracies with their exact intervals on the items
-    both scored, the drop, and the exact McNemar p-value, Holm-corrected across the values of each pair (``judged``:
-    the runs' judgements already worked out)."""
+    both scored (a tied item is not told apart), the items each tied, the drop, and the exact McNemar p-value,
+    Holm-corrected across the values of each pair (``judged``: the runs' judgements already worked out)."""
     label = _label(runs, labels)
     judged = judged or Judgements()
     rows = []
@@ -85,12 +86,22 @@ def controls_table(runs: Sequence[Run], labels: Sequence[str] = (), judged: Judg
                           "drop": stats["accuracy_a"] - stats["accuracy_b"],
                           "full_cell": _cell(stats["both"] + stats["only_a"], stats["n"]),
                           "control_cell": _cell(stats["both"] + stats["only_b"], stats["n"]),
+                          "tied full": int(group["tie_a"].sum()), "tied control": int(group["tie_b"].sum()),
                           "mcnemar_p": stats["mcnemar_p"]})
         for row, p in zip(found[1:], holm([r["mcnemar_p"] for r in found[1:]])):
             row["p_holm"] = float(p)
         found[0]["p_holm"] = found[0]["mcnemar_p"]
         rows += found
     return pd.DataFrame(rows)
+
+
+def _most_tied(overall: pd.DataFrame) -> list[str]:
+    """A sentence for each run of the controls' 'all' rows that tied most of the items it shares with its pair."""
+    found = {}
+    for r in overall.to_dict("records"):
+        for run, tied in ((r["run"], r["tied full"]), (r["control run"], r["tied control"])):
+            found.setdefault(run, most_tied(run, int(tied), int(r["n"])))
+    return [note for note in found.values() if note]
 
 
 def _p(value: float) -> str:
@@ -110,13 +121,18 @@ def controls_section(out: Path, runs: Sequence[Run], labels: Sequence[str] = (),
         shown = pd.DataFrame({"run": table["run"], "control": table["control"], label: table[label],
                               "items": table["n"], "full (%)": table["full_cell"],
                               "with control (%)": table["control_cell"],
+                              "ties (full / control)": [f"{a} / {b}" for a, b in
+                                                        zip(table["tied full"], table["tied control"])],
                               "drop (points)": [f"{100 * d:+.1f}" for d in table["drop"]],
                               "McNemar p": [_p(p) for p in table["mcnemar_p"]],
                               "Holm p": [_p(p) for p in table["p_holm"]]})
         result = Table(shown, table.drop(columns=["full_cell", "control_cell"]),
-                       ["Accuracy in % on the items both runs scored, with exact 95% intervals; drop: full minus "
+                       ["Accuracy in % on the items both runs scored, with exact 95% intervals: an item is right when "
+                        "the true text won outright; an item a tie decided is not told apart (wrong), whatever the "
+                        "benchmark's official rule gives it; ties: the items each run tied. Drop: full minus "
                         "control; McNemar: exact two-sided test of the paired difference; Holm: corrected across the "
-                        f"values of {label} of each pair (the 'all' row is not corrected)."])
+                        f"values of {label} of each pair (the 'all' row is not corrected).",
+                        *_most_tied(table[table[label] == "all"])])
         title = f"{benchmark}: each run beside its controls"
         caption = "blind: no video; one-frame: the middle frame; shuffled / reversed: the same frames out of order."
         save_table(result, out / FOLDER, f"{benchmark}-controls", title, caption)
@@ -139,17 +155,18 @@ def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str
         label = _label(own, labels)
         long, items = item_outcomes(full, judged)
         pairs = pair_table(long, label)
+        ties = tie_notes(long)
         matrix = agreement_matrix(pairs).map(lambda v: "" if math.isnan(v) else f"{v:.2f}")
         matrix.index.name = "run"
         tables = [
             (f"{benchmark}-kappa", Table(matrix, agreement_matrix(pairs).reset_index(names="run"),
                                          ["Cohen's kappa on the items both runs scored (1: the same items right; 0: "
-                                          "no more agreement than chance)."]),
+                                          "no more agreement than chance).", *ties]),
              f"{benchmark}: agreement beyond chance", "Cohen's kappa of each pair of runs."),
-            (f"{benchmark}-pairs", _pairs_table(pairs), f"{benchmark}: paired tests",
+            (f"{benchmark}-pairs", _pairs_table(pairs, ties), f"{benchmark}: paired tests",
              f"Each pair on the items both scored, over all items and per {label}."),
-            (f"{benchmark}-hardest", _hardest_table(item_table(long, items), label), f"{benchmark}: hardest items",
-             "The items the fewest runs get right, with their texts."),
+            (f"{benchmark}-hardest", _hardest_table(item_table(long, items), label, ties),
+             f"{benchmark}: hardest items", "The items the fewest runs get right, with their texts."),
         ]
         for name, table, title, caption in tables:
             save_table(table, out / FOLDER, name, title, caption)
@@ -159,7 +176,7 @@ def models_compared_section(out: Path, runs: Sequence[Run], labels: Sequence[str
     return "<h2 id='compared'>Models compared</h2>\n" + "\n".join(parts)
 
 
-def _pairs_table(pairs: pd.DataFrame) -> Table:
+def _pairs_table(pairs: pd.DataFrame, ties: Sequence[str] = ()) -> Table:
     shown = pd.DataFrame({
         "a": pairs["a"], "b": pairs["b"],
         "items": ["all" if lab is None else f"{lab}={val}" for lab, val in zip(pairs["label"], pairs["value"])],
@@ -168,19 +185,23 @@ def _pairs_table(pairs: pd.DataFrame) -> Table:
                            for k, (lo, hi) in zip(pairs["kappa"], pairs["kappa_ci"])],
         "accuracy a (%)": [percent(v) for v in pairs["accuracy_a"]],
         "accuracy b (%)": [percent(v) for v in pairs["accuracy_b"]],
+        "ties a / b": [f"{a} / {b}" for a, b in zip(pairs["tied_a"], pairs["tied_b"])],
         "McNemar p": [_p(p) for p in pairs["mcnemar_p"]],
         "Holm p": [_p(p) if lab is not None else "" for p, lab in zip(pairs["p_holm"], pairs["label"])]})
     return Table(shown, pairs.assign(kappa_ci=[list(c) for c in pairs["kappa_ci"]]),
                  ["Kappa: Wald interval with the large-sample SE of Fleiss, Cohen & Everitt (1969). McNemar: exact, "
-                  "two-sided; Holm: corrected across the values of each pair."])
+                  "two-sided; Holm: corrected across the values of each pair. Accuracy: the true text won outright; "
+                  "ties a / b: the items each run tied, judged not told apart.", *ties])
 
 
-def _hardest_table(items: pd.DataFrame, label: str) -> Table:
+def _hardest_table(items: pd.DataFrame, label: str, ties: Sequence[str] = ()) -> Table:
     top = items.head(HARDEST)
     frame = pd.DataFrame({"item": top["item_id"], label: top[label] if label in top else "",
                           "runs right": [f"{k}/{n}" for k, n in zip(top["runs_right"], top["runs_scored"])],
+                          "runs tied": top["runs_tied"],
                           "difficulty (%)": [f"{percent(d, 0)} [{percent(lo, 0)}, {percent(hi, 0)}]" for d, lo, hi in
                                              zip(top["difficulty"], top["difficulty_low"], top["difficulty_high"])],
                           "texts": list(top["text"])})
-    return plain_table(frame, notes=["Difficulty: the share of runs that got the item right, with its exact 95% "
-                                     "interval; texts: the true one marked (true)."])
+    return plain_table(frame, notes=["Difficulty: the share of runs that got the item right (a tie is not told "
+                                     "apart), with its exact 95% interval; runs tied: the runs whose true and false "
+                                     "texts scored alike on it; texts: the true one marked (true).", *ties])

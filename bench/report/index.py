@@ -20,7 +20,8 @@ from bench.report.context import CONTENTS, HEADLINE
 from bench.report.figures import metric_bars, png_width
 from bench.report.outputs import page_html, save_chart, table_fragment
 from bench.report.runs import runs_frame
-from bench.report.tables import Table, percent, star_column, table_html
+from bench.report.tables import STAR_TIES, Table, percent, star_column, table_html, tie_text
+from bench.metrics.ties import TIE_NOTICE, notable
 from bench.registry import spec
 from bench.store import Run
 
@@ -46,6 +47,9 @@ def headline_table(out: Path, benchmarks: Sequence[str]) -> Table | None:
     shown.index.name = "run"
     notes = ["Each cell: the paper's main score of that run in % with its 95% interval (* different from chance at "
              "p < 0.05), then the metric, its chance level, the items scored and the items that failed to score.",
+             STAR_TIES,
+             f"ties x% · strict v: shown when ties decided more than {TIE_NOTICE:.0%} of the items; v is the value "
+             "when every tie fails (the value follows the benchmark's official tie rule).",
              "Rows: model set-ups (model, protocol, frame policy), named by their runs."]
     return Table(shown, rows.drop(columns=["setup", "row"]), notes)
 
@@ -57,7 +61,9 @@ def _headline_cell(r: Mapping, star: str) -> str:
     mark = "*" if r.get(star) is True or str(r.get(star)) == "True" else ""
     failed = int(r.get("failures") or 0)
     failures = f"<span class='failed'>{failed} failed</span>" if failed else "0 failed"
-    return (f"<b>{percent(r['value'])}{mark}</b> [{percent(r['ci_low'])}, {percent(r['ci_high'])}]"
+    ties = tie_text(r)
+    tied = (f"<small class='ties'>{html.escape(ties[1:-1].replace(', ', ' · '))}</small>" if ties else "")
+    return (f"<b>{percent(r['value'])}{mark}</b> [{percent(r['ci_low'])}, {percent(r['ci_high'])}]{tied}"
             f"<small>{html.escape(str(r['metric_label']))} · chance {percent(r['chance'])} · {int(r['n'])} items · "
             f"{failures}</small>")
 
@@ -80,14 +86,19 @@ def pooled_section(out: Path, runs: Sequence[Run], label: str, judged: Judgement
     chart = metric_bars(rows, "accuracy", label, title=f"Accuracy by {words}, pooled over benchmarks",
                         x_title=words, order=sorted(set(pooled["value"])))
     image = save_chart(chart, out, stem, ("png",))[0]
-    cells = pooled.assign(cell=[f"{a:.1f}{'*' if above else ''} [{lo:.1f}, {hi:.1f}]" for a, above, lo, hi in
-                                zip(pooled["accuracy"], pooled["above"], pooled["low"], pooled["high"])])
+    cells = pooled.assign(cell=[f"{a:.1f}{'*' if above else ''} [{lo:.1f}, {hi:.1f}]"
+                                + (f" (ties {tied / n:.0%})" if notable(tied, n) else "")
+                                for a, above, lo, hi, tied, n in zip(pooled["accuracy"], pooled["above"], pooled["low"],
+                                                                     pooled["high"], pooled["tied"], pooled["n"])])
     shown = cells.pivot(index="value", columns="run", values="cell").fillna("")
     shown = shown[list(dict.fromkeys(pooled["run"]))]
     shown.index.name = words
     table = Table(shown, pooled, [f"Each cell: accuracy in % of the run's items with that {words}, over every "
                                   "benchmark it scored, with its exact 95% interval (* chance below the interval). "
-                                  "Items are judged by each benchmark's own per-item score."])
+                                  "Items are judged by each benchmark's own per-item score; an item a tie decided is "
+                                  "not told apart (wrong), whatever the benchmark's official rule, as in the models "
+                                  "compared below; (ties x%): the share of the cell's items a tie decided, shown "
+                                  f"above {TIE_NOTICE:.0%}."])
     return (f"<h2 id='{stem}'>By {html.escape(words)}</h2><figure class='fb-figure'><a href='{image.name}'><img "
             f"src='{image.name}' width='{png_width(image.read_bytes())}' alt='Accuracy by {html.escape(words)}'></a>"
             f"<figcaption>Bars: runs, lines: 95% intervals, black ticks: chance. <span class='links'><a "

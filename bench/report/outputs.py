@@ -18,7 +18,7 @@ h1{margin-bottom:.2em} h2{border-bottom:2px solid #ccc;padding-bottom:.2em;margi
 nav a{margin-right:1em} .meta{color:#555} .links{font-size:12px;margin-left:.6em}
 .fb-figure{margin:1em 0 2em;overflow-x:auto} .fb-figure img{max-width:none;height:auto;border:1px solid #eee}
 .fb-figure figcaption{max-width:60em;margin:.3em 0} .failed{color:#b00020;font-weight:bold}
-.headline td small{display:block;color:#666;font-size:11px}
+.headline td small{display:block;color:#666;font-size:11px} .headline td small.ties{color:#a15c00}
 """.strip()
 BODY_START, BODY_END = "<!-- table -->", "<!-- /table -->"
 

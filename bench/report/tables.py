@@ -16,6 +16,8 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from bench.metrics.ties import TIE_NOTICE, notable
+
 AVERAGE = "Avg"
 OVERALL = "All"
 # Columns of a metric table that only say how a row was computed: never shown (the CSV keeps them).
@@ -23,7 +25,12 @@ INTERNAL = ("benchmark", "by", "test", "note", "p_value")
 # Count columns shown only when some row counts something, under these names.
 COUNTS = {"n_missing": "missing", "n_nan": "NaN scores", "n_unparsed": "unparsed answers"}
 SHOWN_FIRST = ("run", "metric", "subset", "value", "ci_low", "ci_high", "chance", "n")
-PERCENT_COLUMNS = ("value", "ci_low", "ci_high", "chance")
+PERCENT_COLUMNS = ("value", "ci_low", "ci_high", "chance", "strict", "expected")
+STAR_TIES = ("The test counts a tie (the true and a false text scored alike) as no more than a fair coin's share, "
+             "1/k, whatever rule the value follows: a tie never earns a star, and a model that scores everything alike "
+             "is never starred.")
+TIES_NOTE = (f"(ties x%, strict v): x% of the items were decided by a tie (shown above {TIE_NOTICE:.0%}) and v is the "
+             "value when every tie fails; the value itself follows the benchmark's official tie rule.")
 
 
 @dataclass
@@ -52,14 +59,26 @@ def star_column(metrics: pd.DataFrame) -> str:
     return corrected[0] if corrected else "significant"
 
 
+def tie_text(row: Mapping) -> str:
+    """``"(ties 71%, strict 12.0)"`` when ties decided more than :data:`bench.metrics.ties.TIE_NOTICE` of a metric
+    row's items (its ``n_tie`` of ``n``): their share and the row's value when every tie fails; else empty."""
+    n_tie, n = row.get("n_tie"), row.get("n")
+    if n_tie is None or n is None or pd.isna(n_tie) or pd.isna(n) or not notable(int(n_tie), int(n)):
+        return ""
+    strict = row.get("strict")
+    return f"(ties {int(n_tie) / int(n):.0%}" + ("" if strict is None or pd.isna(strict) else
+                                                f", strict {percent(strict)}") + ")"
+
+
 def score_cell(row: Mapping, star: str = "significant") -> str:
-    """``"61.2* [52.0, 70.1]"``: value in %, ``*`` when significant, interval in %."""
+    """``"61.2* [52.0, 70.1]"``: value in %, ``*`` when significant, interval in %; then :func:`tie_text`."""
     mark = "*" if row.get(star) is True or row.get(star) == 1 else ""
     cell = f"{percent(row['value'])}{mark}"
     low, high = row.get("ci_low"), row.get("ci_high")
     if cell and not (pd.isna(low) or pd.isna(high)):
         cell += f" [{percent(low)}, {percent(high)}]"
-    return cell
+    ties = tie_text(row) if cell else ""
+    return f"{cell} {ties}" if ties else cell
 
 
 def _span(values: Iterable[str]) -> str:
@@ -175,7 +194,9 @@ def score_notes(rows: pd.DataFrame, star: str = "significant") -> list[str]:
              "per column (a range when the runs differ)."]
     if star in rows:
         which = "" if star == "significant" else f" after correction for multiple comparisons ({star})"
-        notes.append(f"*: different from chance at p < 0.05{which}.")
+        notes.append(f"*: different from chance at p < 0.05{which}. {STAR_TIES}")
+    if any(tie_text(r) for r in rows.to_dict("records")):
+        notes.append(TIES_NOTE)
     if "chance" in rows and (rows["chance"] >= 0.999).any():
         notes.append("Chance 100%: every answer passes (k is at least the number of candidates); such a column "
                      "says nothing about the model.")
@@ -203,7 +224,7 @@ def metric_details(rows: pd.DataFrame) -> pd.DataFrame:
     first = [c for c in SHOWN_FIRST if c in frame]
     frame = frame[first + [c for c in frame.columns if c not in first]]
     return frame.rename(columns={"value": "value (%)", "ci_low": "low (%)", "ci_high": "high (%)",
-                                 "chance": "chance (%)"})
+                                 "chance": "chance (%)", "strict": "strict (%)", "expected": "expected (%)"})
 
 
 def plain_table(frame: pd.DataFrame, *, percent_columns: Sequence[str] = (), index: str | None = None,
@@ -248,14 +269,15 @@ def beside_published(metrics: pd.DataFrame, published: pd.DataFrame, *, by: Sequ
     per_row = len(set(row_notes.values())) > 1
     runs = {}
     for r in ours:
-        runs.setdefault(("ours", r["run"]), {})[layout(r["paper_subset"], r["paper_metric"])] = round(
-            100 * r["value"], 1)
+        ties = tie_text(r)
+        runs.setdefault(("ours", r["run"]), {})[layout(r["paper_subset"], r["paper_metric"])] = (
+            f"{100 * r['value']:.1f} {ties}" if ties else round(100 * r["value"], 1))
     columns = list(dict.fromkeys(layout(s, m) for s, m in zip(published["subset"], published["metric"])))
     shown = pd.DataFrame.from_dict({**rows, **runs}, orient="index").reindex(columns=columns)
     shown.index = pd.MultiIndex.from_tuples(list(rows) + list(runs), names=["", "model"])
     if isinstance(columns[0], tuple):
         shown.columns = pd.MultiIndex.from_tuples(columns)
-    shown = shown.map(lambda v: "" if pd.isna(v) else f"{v:.1f}")
+    shown = shown.map(lambda v: v if isinstance(v, str) else "" if pd.isna(v) else f"{v:.1f}")
     notes = [f"{published['table'].iloc[0]} of {published['paper'].iloc[0]}: {published['caption'].iloc[0]}"]
     if per_row:
         note_column = ("note", "") if isinstance(shown.columns, pd.MultiIndex) else "note"
@@ -265,11 +287,14 @@ def beside_published(metrics: pd.DataFrame, published: pd.DataFrame, *, by: Sequ
     if runs:
         notes.append("ours: our runs' values in the same cells (%, one decimal); empty where a run does not report "
                      "the metric.")
+        if any(tie_text(r) for r in ours):
+            notes.append(TIES_NOTE)
     else:
         notes.append("None of the runs reports a metric of this table.")
     data = pd.concat([published.assign(source="published"),
                       pd.DataFrame(ours, columns=["run", "paper_subset", "paper_metric", "metric", "by", "subset",
-                                                  "value"]).assign(source="ours")], ignore_index=True)
+                                                  "value", "n", "n_tie", "strict"]).assign(source="ours")],
+                     ignore_index=True)
     return Table(shown, data, notes)
 
 
@@ -309,7 +334,8 @@ def _our_cells(metrics: pd.DataFrame, by: Sequence[str], paper_subsets: Sequence
             paper = next((s for s in paper_subsets if _normal(s) in ("avg", "avg.", "average")), None)
         if paper is not None and not pd.isna(r["value"]):
             cells.append({"run": r["run"], "paper_subset": paper, "paper_metric": wanted_metric[metric],
-                          "metric": r["metric"], "by": r["by"], "subset": r["subset"], "value": r["value"]})
+                          "metric": r["metric"], "by": r["by"], "subset": r["subset"], "value": r["value"],
+                          **{k: r.get(k) for k in ("n", "n_tie", "strict")}})
     return cells
 
 
@@ -322,6 +348,7 @@ STYLE = """
 .fb-table thead th{text-align:center;border-bottom:1px solid #888;background:#f6f6f6}
 .fb-table tbody th{text-align:left;white-space:nowrap}
 .fb-table .ci{display:block;color:#666;font-size:11px;white-space:nowrap}
+.fb-table .ties{display:block;color:#a15c00;font-size:11px;white-space:nowrap}
 .fb-table caption,.fb-table figcaption{text-align:left;margin:.3em 0}
 .fb-table .title{font-weight:bold;font-size:15px}
 .fb-table .notes{color:#555;font-size:12px;margin:.3em 0}
@@ -330,14 +357,16 @@ STYLE = """
 
 
 def _cell_html(value) -> str:
-    """One cell: escaped, with an interval ``[a, b]`` on its own smaller line."""
+    """One cell: escaped, with an interval ``[a, b]`` and a tie note ``(ties ...)`` each on its own smaller line."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = html.escape(str(value))
-    return re.sub(r"\s*(\[[^\]]*\])", r"<span class='ci'>\1</span>", text)
+    text = re.sub(r"\s*(\[[^\]]*\])", r"<span class='ci'>\1</span>", text)
+    return re.sub(r"\s*(\(ties [^)]*\))", r"<span class='ties'>\1</span>", text)
 
 
-NUMERIC_CELL = re.compile(r"<td>(\s*(?:[-+]?[\d.,]+\*?|nan|-)\s*(?:<span class='ci'>[^<]*</span>)?\s*)</td>")
+NUMERIC_CELL = re.compile(r"<td>(\s*(?:[-+]?[\d.,]+\*?|nan|-)\s*(?:<span class='ci'>[^<]*</span>)?\s*"
+                          r"(?:<span class='ties'>[^<]*</span>)?\s*)</td>")
 
 
 def numeric_cells(body: str) -> str:

@@ -32,7 +32,7 @@ def decoded_chunks(chunks: Sequence[tuple[int, list[Item]]], frame_policy: Frame
     @on_worker
     def load(clip):
         frames = sample_frames(clip, frame_policy, backend=backend, size=size, cache=cache)
-        return frames, (encode(frames.array) if encode is not None else frames.array)
+        return frames, (encode(frames) if encode is not None else frames)
 
     def requests():
         for _, chunk in chunks:
@@ -58,7 +58,8 @@ def decoded_chunks(chunks: Sequence[tuple[int, list[Item]]], frame_policy: Frame
 class ChunkVideos:
     """The videos a chunk's requests name: prefetched clips (as the backend encoded them, when it did), and clips
     joined by a black gap decoded on demand (through ``cache`` when given, so that the runs after the first one asking
-    them find them decoded); it records the frame indices and notes of every video used, per item."""
+    them find them decoded), each with its frames' true times (:class:`~bench.frames.Frames`); it records the frame
+    indices and notes of every video used, per item."""
 
     def __init__(self, items: Sequence[Item], decoded: dict[tuple[str, int], Frames], frame_policy: FramePolicy,
                  backend: str, size, encoded: dict[tuple[str, int], object] | None = None,
@@ -81,19 +82,19 @@ class ChunkVideos:
                    for it in items for c, clip in enumerate(it.clips)}
         return cls(items, decoded, frame_policy, backend, size)
 
-    def arrays(self, refs: Sequence[VideoRef]) -> dict[VideoRef, object]:
-        """The videos of ``refs``: encoded clips, or frame arrays."""
+    def videos(self, refs: Sequence[VideoRef]) -> dict[VideoRef, object]:
+        """The videos of ``refs``: encoded clips, or their :class:`~bench.frames.Frames`."""
         out = {}
         for ref in dict.fromkeys(refs):
             item_id, clips = ref
             if len(clips) == 1:
                 frames = self.decoded[(item_id, clips[0])]
-                out[ref] = self.encoded.get((item_id, clips[0]), frames.array)
+                out[ref] = self.encoded.get((item_id, clips[0]), frames)
             else:
                 item = self.items[item_id]
                 frames = sample_joined([item.clips[c] for c in clips], self.frame_policy, backend=self.backend,
                                        size=self.size, cache=self.cache)
-                out[ref] = frames.array
+                out[ref] = frames
             self.used.setdefault(item_id, {})["+".join(map(str, clips))] = frames.indices
             self.notes.setdefault(item_id, []).extend(n for n in frames.notes if n not in self.notes[item_id])
         return out
@@ -120,8 +121,8 @@ def check_backend(backend, protocol: ScoringProtocol, items: Sequence[Item], vid
     if not requests:
         return None
     refs = [r.video for r in requests if getattr(r, "video", None) is not None]
-    arrays = videos.arrays(refs) if videos is not None and refs else {}
-    message = backend.check(requests, arrays, batch_size)
+    found = videos.videos(refs) if videos is not None and refs else {}
+    message = backend.check(requests, found, batch_size)
     if message:
         print(message, file=sys.stderr)
     return message
@@ -139,8 +140,8 @@ def score_items(backend, protocol: ScoringProtocol, items: list[Item], videos: C
     while True:
         try:
             refs = [r.video for r in requests if getattr(r, "video", None) is not None]
-            arrays = videos.arrays(refs) if videos is not None and refs else {}
-            answers = backend.answer(requests, arrays, batch_size)
+            found = videos.videos(refs) if videos is not None and refs else {}
+            answers = backend.answer(requests, found, batch_size)
             return protocol.rows([k for _, k in planned], answers), [], batch_size
         except Exception as err:  # noqa: BLE001 - model errors are recorded per item, never end the run
             if is_oom(err) and batch_size > 1:

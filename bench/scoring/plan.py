@@ -15,12 +15,13 @@ from bench.frames.controls import control_policy
 from bench.items import Item, ItemSet
 from bench.paths import data_home
 from bench.registry import BenchmarkSpec, spec
+from bench.scoring.api.answers import check_readers
+from bench.scoring.architectures import check_architecture, model_type_of
 from bench.scoring.backends.base import folder_revision
-from bench.scoring.families import check_fits, check_protocol, infer_family
+from bench.scoring.families import REMOTE, check_fits, check_protocol, families, infer_family, reads_config
 from bench.scoring.hub import locate
-from bench.scoring.protocols import ScoringProtocol, make_protocol
+from bench.scoring.protocols import FORMAT, ScoringProtocol, make_protocol
 from bench.store.run import MANIFEST, check_resumable
-
 
 def select_items(items: Sequence[Item], limit: int | None, spread: bool = False) -> list[Item]:
     """``limit`` main items with their twins, in file order: the first ones, or (``spread``) every
@@ -51,7 +52,8 @@ def fixed_chunks(items: Sequence[Item], chunk_size: int, done: set[str]) -> list
 
 @dataclasses.dataclass
 class Plan:
-    """What every rank checks before loading a model."""
+    """What every rank checks before loading a model; ``note``: the line saying the model's architecture goes
+    through the generic path untested (None for a tested one)."""
 
     benchmark: BenchmarkSpec
     model: object
@@ -61,6 +63,7 @@ class Plan:
     blind: bool
     items: list[Item]
     out: Path
+    note: str | None = None
 
 
 def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataSource.load) -> Plan:
@@ -70,11 +73,13 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
     benchmark = spec(config.source.benchmark)
     frame_policy = seeded(parse_policy(config.frame_policy), config.seed)
     blind = frame_policy.name == "none"
-    family = config.family
+    family = config.family or (REMOTE if config.endpoint else None)
+    remote = bool(family) and check_remote(family, config)
     if family:  # what can be checked without the model is checked before it is located
         protocol = checked_protocol(family, config, benchmark, blind)
-    model = locate(config.model) if isinstance(config.model, str) else config.model
-    if family and isinstance(model, str):
+    local = family is None or reads_config(family)  # a remote model is its name; a package's family finds its own
+    model = locate(config.model) if isinstance(config.model, str) and local else config.model
+    if family and isinstance(model, str) and local:
         check_fits(model, family)
     if not family:
         family = infer_family(model)
@@ -87,14 +92,45 @@ def make_plan(config: ScoreConfig, load: Callable[[DataSource], ItemSet] = DataS
         blind = frame_policy.name == "none"
     if not protocol.uses_frames:
         frame_policy = policy("none")
-    items = select_items(load(config.source).items, config.limit, config.spread)
+    note = (check_architecture(model_type_of(model), family, protocol.uses_frames and not blind)
+            if reads_config(family) else None)
+    items = select_items(asked_items(load(config.source).items, protocol, benchmark), config.limit, config.spread)
+    protocol.check(items)  # a prompt naming an item label an item lacks fails here, before a model loads
+    if remote:  # answers to be read as text need the benchmark's reader of them: said before anything is sent
+        check_readers(benchmark, protocol, benchmark.backend_defaults(family, config.options).get("answers", "auto"))
     out = Path(config.out) if config.out else default_out(benchmark.name, protocol.name, str(config.model))
-    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out)
+    return Plan(benchmark, model, family, protocol, frame_policy, blind, items, out, note)
+
+
+def check_remote(family: str, config: ScoreConfig) -> bool:
+    """Whether ``family`` is served remotely; a one-line error when it is and no endpoint is given, or an endpoint is
+    given for a local family."""
+    check_protocol(family, None)
+    remote = families()[family].remote
+    if remote and config.endpoint is None:
+        raise ValueError(f"the {family} family needs --endpoint URL (an OpenAI-compatible base URL, e.g. "
+                         "https://api.openai.com/v1) and --model NAME (the model it serves)")
+    if not remote and config.endpoint is not None:
+        raise ValueError(f"--endpoint is for models served elsewhere (--family {REMOTE}), not the {family} family")
+    return remote
+
+
+def asked_items(items: Sequence[Item], protocol: ScoringProtocol, benchmark: BenchmarkSpec) -> list[Item]:
+    """The items ``protocol`` asks (all, unless the benchmark names question formats); none is a one-line error."""
+    asked = [it for it in items if protocol.asks(it)]
+    if items and not asked:
+        found = sorted({str(it.labels.get(FORMAT)) for it in items})
+        wanted = ", ".join(sorted(protocol.formats or ()))
+        raise ValueError(f"the {protocol.name} protocol asks {benchmark.title}'s {wanted} items, and the data holds "
+                         f"only {', '.join(found)} items")
+    return asked
 
 
 def checked_protocol(family: str, config: ScoreConfig, benchmark: BenchmarkSpec, blind: bool) -> ScoringProtocol:
-    """The run's protocol for ``family``; a blind run (no frames) of a protocol that needs them is refused."""
-    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt)
+    """The run's protocol for ``family`` (a remote model's: the prompt its paper asked closed models, where it has
+    one); a blind run (no frames) of a protocol that needs them is refused."""
+    protocol = make_protocol(check_protocol(family, config.protocol), benchmark, config.prompt,
+                             closed=families()[family].remote)
     if blind and protocol.uses_frames and not protocol.blind_ok:
         raise ValueError(f"the {protocol.name} protocol needs frames: a blind run (--frames none) needs a "
                          "question-answering protocol (entail, mc)")
@@ -108,9 +144,12 @@ def check_stored(config: ScoreConfig, plan: Plan) -> None:
     stored = plan.out / MANIFEST
     if not stored.is_file():
         return
-    revision = folder_revision(plan.model) if isinstance(plan.model, str) else None
+    remote = families()[plan.family].remote
+    revision = folder_revision(plan.model) if isinstance(plan.model, str) and not remote else None
     stored_revision = str(json.loads(stored.read_text()).get("revision") or "")
-    unknown = [] if revision and stored_revision.startswith("files:") else ["revision"]
+    unknown = [] if revision and stored_revision.startswith("files:") or remote else ["revision"]
+    if remote:  # answers read as log-probabilities or as text: known once the endpoint is asked
+        unknown.append("measure")
     size = config.size if plan.protocol.uses_frames else None
     if size == "auto":
         unknown.append("frame_size")

@@ -10,12 +10,14 @@ clip, text and frames. Models stay warm between probes (:mod:`bench.scoring.warm
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from bench.config import Manifest
+from bench.config import Endpoint, Manifest
 from bench.frames import FrameCache, FrameError, FramePolicy, decode, parse_policy, policy, sample_frames
 from bench.frames.controls import AS_IS, control_policy
 from bench.items import Clip, Item
@@ -87,21 +89,33 @@ def probe_item(video: str | Clip, texts: Sequence[str], start: float | None = No
 def run_setup(manifest: Manifest) -> dict[str, Any]:
     """The :func:`probe` arguments that ask a model as the run of ``manifest`` asked it (model, family, frame
     policy, backend options, and for a Video-LLM asked Yes/No its prompt; a Video-LLM asked A/B is probed Yes/No with
-    the ``yes-no`` prompt)."""
+    the ``yes-no`` prompt; a remote model at the endpoint its run recorded)."""
     described = dict(manifest.frame_policy or {"name": "uniform", "k": 8})
     prompt = (manifest.prompt or {}).get("template") if manifest.protocol == "entail" else None
+    details = manifest.details or {}
+    endpoint = Endpoint(details["endpoint"], details.get("api_key_env") or "OPENAI_API_KEY") \
+        if details.get("endpoint") else None
     return {"model": str(manifest.model), "family": manifest.family,
             "frame_policy": policy(described.pop("name"), **described), "options": dict(manifest.options or {}),
-            "prompt": prompt, "seed": int(manifest.seed or 0)}
+            "prompt": prompt, "seed": int(manifest.seed or 0), "endpoint": endpoint}
 
 
-def resolve_model(model: str, family: str | None) -> tuple[str, str]:
-    """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads."""
-    from bench.scoring.families import check_fits, check_protocol, infer_family
+def resolve_model(model: str, family: str | None, endpoint: Endpoint | None = None) -> tuple[str, str]:
+    """(where to load ``model`` from, its family): located and checked as a run does it, before anything loads (a
+    model behind ``endpoint`` is its name, of the api family; a family a package adds finds its own models)."""
+    from bench.scoring.families import REMOTE, check_fits, check_protocol, families, infer_family, reads_config
     from bench.scoring.hub import locate
 
+    family = family or (REMOTE if endpoint is not None else None)
     if family is not None:
         check_protocol(family, None)
+        if families()[family].remote != (endpoint is not None):
+            raise ValueError(f"--endpoint goes with --family {REMOTE} (a model served elsewhere), not with {family}"
+                             if endpoint is not None else f"the {family} family needs --endpoint URL")
+        if endpoint is not None:
+            endpoint.check()
+        if not reads_config(family):
+            return model, family
     located = locate(model)
     if family is None:
         return located, infer_family(located)
@@ -109,15 +123,28 @@ def resolve_model(model: str, family: str | None) -> tuple[str, str]:
     return located, family
 
 
+def architecture_note(model: str, family: str, uses_frames: bool) -> str | None:
+    """The run's check of ``model``'s architecture (:func:`~bench.scoring.architectures.check_architecture`): a
+    one-line error for one that cannot work, the line for one that is untested (printed on stderr)."""
+    from bench.scoring.architectures import check_architecture, model_type_of
+    from bench.scoring.families import reads_config
+
+    note = check_architecture(model_type_of(model), family, uses_frames) if reads_config(family) else None
+    if note:
+        print(note, file=sys.stderr)
+    return note
+
+
 def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | None = None,
           frame_policy: str | FramePolicy | None = None, control: str = AS_IS, prompt: str | None = None,
           start: float | None = None, end: float | None = None, device: str = "auto", dtype: str = "auto",
           options: Mapping[str, Any] | None = None, seed: int = 0, size: Any = "auto", decoder: str = "decord",
-          models: WarmModels = MODELS, cache: FrameCache | None = FRAMES) -> Probe:
+          models: WarmModels = MODELS, cache: FrameCache | None = FRAMES, endpoint: Endpoint | None = None) -> Probe:
     """Score ``texts`` against ``video`` (its window ``start``-``end`` in seconds) with ``model``, the frames
     sampled by ``frame_policy`` (default ``uniform:k=8``, or the number of frames the model takes, as X-CLIP) under
     ``control``. Everything that can be checked is checked before the model loads (texts, control, policy, prompt,
-    model, video); a model that cannot answer raises :class:`ProbeError`."""
+    model, video); a model that cannot answer raises :class:`ProbeError`. ``endpoint``: where a remote model (family
+    ``api``) is served; each probe of it is one request per text (answered as a run of it answers)."""
     from bench.frames import seeded
     from bench.scoring.chunks import ChunkVideos, frame_size, score_items
     from bench.scoring.devices import resolve_device
@@ -126,7 +153,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         raise ValueError("give at least one text to score")
     item = probe_item(video, texts, start, end)
     base = frame_policy if isinstance(frame_policy, FramePolicy) else parse_policy(frame_policy or DEFAULT_FRAMES)
-    located, family = resolve_model(model, family)
+    located, family = resolve_model(model, family, endpoint)
     protocol = probe_protocol(family, prompt)
     sampling = seeded(control_policy(control, base, protocol.blind_ok), seed)
     blind = sampling.name == "none"
@@ -135,19 +162,22 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
     elif blind and not protocol.blind_ok:
         raise ValueError(f"the {family} family ({protocol.name}) needs frames: --frames none is for protocols "
                          "that can be asked without them")
+    architecture_note(located, family, protocol.uses_frames and not blind)
     if protocol.uses_frames:
         try:
             decode.probe(item.clips[0].path, decoder)
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
     device = resolve_device(device)
-    warm = models.get(located, family, device, dtype, options)
+    remote = {"endpoint": dataclasses.asdict(endpoint)} if endpoint is not None else {}
+    warm = models.get(located, family, device, dtype, {**dict(options or {}), **remote})
     started = time.perf_counter()
     backend = warm.backend
     needed = getattr(backend, "frames_needed", None)
     if frame_policy is None and needed and protocol.uses_frames and not blind:
         sampling = seeded(control_policy(control, policy("uniform", k=needed), protocol.blind_ok), seed)
     backend.prepare(protocol.answers)
+    protocol = backend.answering(protocol)
     backend.reset()
     videos = None
     if protocol.uses_frames:
@@ -157,7 +187,7 @@ def probe(model: str, video: str | Clip, texts: Sequence[str], *, family: str | 
         except FrameError as err:
             raise ValueError(f"cannot read the video {err.path}: {err.reason}") from None
         key = (PROBE_ITEM, 0)
-        encoded = {key: backend.encode(sampled.array)}
+        encoded = {key: backend.encode(sampled)}
         videos = ChunkVideos([item], {key: sampled}, sampling, decoder, size, encoded)
     scored, failures, _ = score_items(backend, protocol, [item], videos, blind, batch_size=max(8, len(texts)))
     if failures:

@@ -18,6 +18,7 @@ folder, shows the progress of all ranks, and compacts the run once every rank is
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -93,7 +94,7 @@ def _prepare(config: ScoreConfig, ranks: Ranks, shared: Shared) -> tuple[Plan, R
     try:
         check_stored(config, plan)
         stored = preflight.stored_state(plan.out, plan.items, config.retry_failures)
-        notes = [stored.line(plan.out)]
+        notes = [plan.note, stored.line(plan.out)]
         if plan.protocol.uses_frames and not plan.blind and not stored.complete:
             notes.append(preflight.missing_videos(plan.items, config.source.video_root))
     except BaseException:
@@ -117,13 +118,18 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
         torch.cuda.set_device(device)
     if ranks.leader:
         on = f"{ranks.world_size} ranks ({device.split(':')[0]})" if ranks.many else device
-        chosen = "" if config.device in (device, device.split(":")[0]) else f" (--device {config.device})"
+        on = config.endpoint.url if config.endpoint else on
+        chosen = "" if config.endpoint or config.device in (device, device.split(":")[0]) else \
+            f" (--device {config.device})"
         print(f"scoring {len(items)} items of {benchmark.title} with {config.model} ({plan.family}, {protocol.name}) "
               f"on {on}{chosen}", file=sys.stderr)
     torch.manual_seed(config.seed)
     options = benchmark.backend_defaults(plan.family, config.options)
-    backend = shared.models.get(plan.model, plan.family, device, config.dtype, options).backend
+    remote = {"endpoint": dataclasses.asdict(config.endpoint)} if config.endpoint else {}
+    backend = shared.models.get(plan.model, plan.family, device, config.dtype, {**options, **remote}).backend
     backend.prepare(protocol.answers)
+    protocol = backend.answering(protocol, benchmark, out)
+    plan = dataclasses.replace(plan, protocol=protocol)
     size = frame_size(config.size, backend) if protocol.uses_frames else None
     details = backend.describe()
     infos = group.gather(rank_info(device))
@@ -172,6 +178,7 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
             shown.close()
         if writer:
             summary = summarize(read_run(out))
+            writer.manifest.details = backend.describe()
             writer.finish(seconds=round(time.perf_counter() - started, 3), final_batch_size=batch_size,
                           expected=[it.item_id for it in items], decode_workers=workers, scored=summary.scored,
                           failed=summary.failed)

@@ -9,6 +9,7 @@ Layout::
     <table>/compact-<gen>.parquet     a compacted table: every row of the chunks it absorbed, in item order
     <table>/part-<chunk>-<launch>-r<rank>.parquet
                                       the rows of one chunk, written by one rank of one launch
+    responses.jsonl                   a remote model's responses as they arrived (bench/store/responses.py)
 
 Tables (schemas: bench/store/schema.py): ``pair`` and ``choice`` score rows, ``failures`` (items that could not be
 scored, with the reason) and ``scored`` (the items each chunk covers, with the frame indices and frame notes).

@@ -22,6 +22,13 @@ STUDY_KEYS = {"runs", "report", "world", "seed"}
 BENCHMARK_KEYS = {"name", "data", "videos", "options"}
 MODEL_KEYS = {"name", "model", "family", "protocol", "prompt", "frames", "limit", "spread", "batch_size", "device",
               "dtype", "seed", "options", "control", "controls", "benchmarks"}
+ENDPOINT_KEYS = {"endpoint": "url", "api_key_env": "key_env", "concurrency": "concurrency",
+                 "max_requests": "max_requests", "token_budget": "token_budget", "request_timeout": "timeout",
+                 "max_retries": "retries"}
+"""A ``[[models]]`` table's keys for a model served elsewhere (family ``api``), as :class:`~bench.config.Endpoint`
+names them."""
+ENDPOINT_TYPES = {"endpoint": (str, "a URL"), "api_key_env": (str, "the name of an environment variable"),
+                  "request_timeout": ((int, float), "a number of seconds")}
 WORLD_MODEL = "world:"
 WORLD_SIZES = ("small", "full")
 
@@ -152,7 +159,7 @@ def _benchmarks(tables: Any, paths: _Paths, check_files: bool) -> list[Benchmark
 def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths, seed: int) -> list[ScoreConfig]:
     from bench.frames import parse_policy
     from bench.frames.controls import check_control
-    from bench.scoring.families import check_protocol
+    from bench.scoring.families import REMOTE, check_protocol
 
     if not tables:
         raise StudyError("a study needs at least one [[models]] table")
@@ -161,11 +168,12 @@ def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths
     folders: dict[Path, str] = {}
     for n, table in enumerate(tables, 1):
         where = f"[[models]] #{n}"
-        _keys(where, table, MODEL_KEYS, ("name", "model"))
+        _keys(where, table, MODEL_KEYS | set(ENDPOINT_KEYS), ("name", "model"))
         name = _typed(f"{where} name", table["name"], str, "text")
         where = f"[[models]] {name!r}"
-        model = _model(where, table["model"], paths)
-        family = table.get("family")
+        endpoint = _endpoint(where, table)
+        model = table["model"] if endpoint else _model(where, table["model"], paths)
+        family = table.get("family", REMOTE if endpoint else None)
         try:
             if family is not None:
                 check_protocol(_typed(f"{where} family", family, str, "text"), table.get("protocol"))
@@ -205,8 +213,29 @@ def _configs(tables: Any, benchmarks: list[Benchmark], runs: Path, paths: _Paths
                     spread=_typed(f"{where} spread", table.get("spread", False), bool, "true or false"),
                     seed=_typed(f"{where} seed", table.get("seed", seed), int, "an integer"), name=run,
                     options=_typed(f"{where} options", table.get("options", {}), dict, "a table"),
-                    control=control, progress=False))
+                    control=control, progress=False, endpoint=endpoint))
     return configs
+
+
+def _endpoint(where: str, table: dict):
+    """The :class:`~bench.config.Endpoint` of a ``[[models]]`` table with an ``endpoint`` key (None without one; its
+    other keys alone are an error)."""
+    from bench.config import Endpoint
+
+    given = {k: table[k] for k in ENDPOINT_KEYS if k in table}
+    if "endpoint" not in given:
+        if given:
+            raise StudyError(f"{where}: {', '.join(given)} apply to models served elsewhere: add endpoint = URL")
+        return None
+    for key, value in given.items():
+        kind, what = ENDPOINT_TYPES.get(key, (int, "an integer"))
+        _typed(f"{where} {key}", value, kind, what)
+    endpoint = Endpoint(**{ENDPOINT_KEYS[k]: v for k, v in given.items()})
+    try:
+        endpoint.check()
+    except ValueError as err:
+        raise StudyError(f"{where}: {err}") from None
+    return endpoint
 
 
 def _model(where: str, given: Any, paths: _Paths) -> str:

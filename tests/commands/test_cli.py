@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from bench.cli import SUBCOMMANDS, build_parser, main
@@ -72,5 +73,19 @@ def test_main_job_on_the_generated_world(trained_world, tmp_path):
     verdict = ("no fingerprints of build" if not recorded else
                "the same bytes as the models the README's" if same else "not the bytes the README's")
     assert f"\n    {verdict}" in done.stdout  # what the engine finds comparing the files, not what the demo assumes
+    # ties are not knowing: the blind runs' all-tied numbers are never starred, never better than with the video,
+    # and the blind A/B run, whose letters all tie, is not said to choose "A"
+    reports = home / "reports" / "sample-small"
+    headline = pd.read_csv(reports / "headline.csv")
+    all_tied = headline[(headline["n_tie"] == headline["n"]) & (headline["n"] > 0)]
+    assert len(all_tied) and not (all_tied["significant"] | all_tied["significant_holm"]).any()
+    for found in (reports / "compared").glob("*-controls.csv"):
+        controls = pd.read_csv(found)
+        tied = controls[controls["tied control"] == controls["n"]]
+        assert (tied["with control"] <= tied["full"]).all(), found.name
+    assert "Qwen2-VL blind on vilma: every item" in done.stdout
+    blind_ab = next(line for line in done.stdout[done.stdout.index("Answer bias"):].splitlines()
+                    if line.strip().startswith("Qwen2-VL blind A/B"))
+    assert "tied" in blind_ab and "not a bias" in blind_ab, blind_ab
 
 

@@ -22,9 +22,12 @@ from bench.cli import main
 from bench.commands.sample import register
 from bench.devkit.world import ensure_sample, generate_sample
 from bench.devkit.world.stories import FOIL_TYPES, times
-from bench.devkit.world.suite import STAMP, VERSION, WRITERS, Writer
+from bench.devkit.world import suite as world_suite
+from bench.devkit.world.mvp import SUBSETS as MVP_SUBSETS
+from bench.devkit.world.tvbench import TASKS as TVBENCH_TASKS
+from bench.devkit.world.suite import STAMP, VERSION, WRITERS, Writer, chosen
 from bench.items import Clip, Item
-from bench.loaders import load, velociti, vinoground, vitatecs
+from bench.loaders import load, tempcompass, temporalbench, tvbench, velociti, vinoground, vitatecs
 from bench.registry import names
 from bench.scoring.prompts import PROMPTS
 from world_reader import Reader
@@ -38,7 +41,7 @@ ALL = {"vilma": {"valid_only": False, "time_unit": None}}  # loader options that
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    return generate_sample(tmp_path_factory.mktemp("s") / "suite")
+    return generate_sample(tmp_path_factory.mktemp("s") / "suite", benchmarks=list(WRITERS))
 
 
 def _items(suite, name, **options):
@@ -79,7 +82,9 @@ def _velociti_event(item: Item) -> tuple[float, float]:
 
 def test_every_benchmark_loads_with_all_videos_every_subtest_and_a_foil_type_per_item(suite):
     expected = {"vilma": VILMA_SUBTESTS, "vitatecs": set(vitatecs.ASPECTS), "velociti": set(velociti.TESTS),
-                "videocon": {"llm", "human", "ssv2_temporal", "atp_hard"}, "vinoground": set(vinoground.MAJORS)}
+                "videocon": {"llm", "human", "ssv2_temporal", "atp_hard"}, "vinoground": set(vinoground.MAJORS),
+                "mvp": set(MVP_SUBSETS), "temporalbench": {"short", "long"}, "tempcompass": set(tempcompass.ASPECTS),
+                "tvbench": {tvbench.NAMES[stem] for stem in TVBENCH_TASKS}}  # the world asks six of TVBench's ten
     assert set(suite) == set(names())
     for name in suite:
         items = _items(suite, name, **ALL.get(name, {}))
@@ -100,7 +105,8 @@ def test_the_small_suite_stays_small_and_covers_the_required_foil_types(suite):
     found = collections.Counter()
     for name in suite:
         items = _items(suite, name)
-        assert len([it for it in items if it.role == "main"]) <= 30, name
+        per_format = collections.Counter(it.labels.get("format") for it in items if it.role == "main")
+        assert max(per_format.values()) <= 30, name  # TempCompass asks each of its questions in four formats
         found.update(it.labels["foil_type"] for it in items)
     assert {"order", "direction", "action", "attribute", "count", "relation"} <= set(found)
 
@@ -179,19 +185,49 @@ def test_the_counting_rule_is_the_released_files_rule(realdata):
     assert _counting_rule_broken(records) == []
 
 
-@pytest.mark.parametrize("name", ["vilma", "vitatecs", "velociti", "videocon", "vinoground"])
+def _long_video_holds(clip: Clip, text: str) -> bool:
+    """A long TemporalBench video is two stories in turn, its caption two sentences: each true of its half."""
+    whole = _video_reader(clip.path)
+    half = len(whole.frames) // 2
+    parts = text.removesuffix(".").split(". ")
+    assert len(parts) == 2, text
+    return all(Reader(whole.frames[k * half:(k + 1) * half], whole.fps).holds(part) for k, part in enumerate(parts))
+
+
+@pytest.mark.parametrize("name", ["vilma", "vitatecs", "velociti", "videocon", "vinoground", "mvp", "temporalbench"])
 def test_every_caption_is_true_of_its_video_and_every_foil_false(suite, name):
     checked = 0
     for item in _items(suite, name, **ALL.get(name, {})):
         for c, clip in enumerate(item.clips):
             for t, text in enumerate(item.texts):
                 if name == "velociti":  # pos: true of its events; neg: false of the whole video
-                    reader = _reader(clip, _velociti_event(item) if t == 0 else (0.0, None))
+                    holds = _reader(clip, _velociti_event(item) if t == 0 else (0.0, None)).holds(text)
+                elif name == "temporalbench" and item.subset == "long":
+                    holds = _long_video_holds(clip, text)
                 else:
-                    reader = _reader(clip)
-                assert reader.holds(text) == (t in item.truth[c]), (item.item_id, c, text)
+                    holds = _reader(clip).holds(text)
+                assert holds == (t in item.truth[c]), (item.item_id, c, text)
                 checked += 1
     assert checked >= 2 * len(_items(suite, name))
+
+
+def test_mvp_pairs_ask_one_question_with_opposite_answers_and_mini_is_every_other_pair(suite):
+    full, mini = _items(suite, "mvp"), _items(suite, "mvp", split="mini")
+    assert all(it.truth[0] != it.truth[1] and len(it.texts) == 2 for it in full)
+    assert [it.item_id for it in mini] == [it.item_id for it in full if int(it.item_id.rsplit("_", 1)[1]) % 2 == 0]
+    assert {it.labels["source"] for it in full} == {s for _, sources in MVP_SUBSETS.values() for s in sources}
+
+
+def test_temporalbench_questions_are_the_released_prompt_with_the_true_caption_at_gt(suite):
+    root = suite["temporalbench"].data_path
+    for name in ("temporalbench_short_qa.json", "temporalbench_long_qa.json"):
+        for entry in json.loads((root / name).read_text()):
+            lines = entry["question"].split("\n")
+            assert lines[0] == "Which caption best describes this video?" and lines[1][:3] == "A. "
+            assert entry["idx"].startswith(entry["video_name"] + "_") and entry["GT"] in ("A", "B")
+    items = _items(suite, "temporalbench")
+    assert {it.labels["category"] for it in items if it.subset == "short"} <= set(temporalbench.CATEGORIES)
+    assert max(collections.Counter(it.labels["video_name"] for it in items).values()) >= 2  # MBA groups
 
 
 def test_counting_windows_decide_the_count(suite):
@@ -203,7 +239,7 @@ def test_counting_windows_decide_the_count(suite):
 
 
 def test_generation_is_deterministic(suite, tmp_path):
-    again = generate_sample(tmp_path / "again")
+    again = generate_sample(tmp_path / "again", benchmarks=list(WRITERS))
     root_a, root_b = suite["vilma"].video_root.parents[1], again["vilma"].video_root.parents[1]
     files = sorted(p.relative_to(root_a) for p in root_a.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(root_b) for p in root_b.rglob("*") if p.is_file())
@@ -307,13 +343,39 @@ def test_a_crash_while_generating_leaves_the_old_suite_and_no_half_written_one(t
     assert (out / "vinoground" / "vinoground.csv").is_file()
 
 
+def _fake_writers(monkeypatch) -> None:
+    """Writers that only leave a marker file: the suite's bookkeeping tested without rendering videos."""
+    def marker(root: Path, size: str, seed: int = 0) -> None:
+        (root / "written").write_text(f"{size} {seed}")
+
+    fakes = {"one": Writer(marker), "two": Writer(marker), "later": Writer(marker, default=False)}
+    monkeypatch.setattr(world_suite, "WRITERS", fakes)
+
+
+def test_the_default_suite_is_the_demos_world_and_others_are_added_on_demand(tmp_path, monkeypatch):
+    assert chosen() == ["vilma", "vitatecs", "velociti", "videocon", "vinoground"]  # the demo's five
+    _fake_writers(monkeypatch)
+    out = tmp_path / "sample"
+    assert list(ensure_sample(out)) == ["one", "two"]
+    assert (out / STAMP).read_text() == f"{VERSION} small 0" and not (out / "later").exists()
+    sets = ensure_sample(out, benchmarks=["later"])
+    assert list(sets) == ["later"] and (out / "later" / "written").is_file()
+    assert (out / STAMP).read_text() == f"{VERSION} small 0 one,two,later"  # the suite kept what it held
+    stamp = (out / STAMP).stat().st_mtime_ns
+    assert list(ensure_sample(out)) == ["one", "two"] and (out / STAMP).stat().st_mtime_ns == stamp
+    assert list(ensure_sample(out, benchmarks=["two", "later"])) == ["two", "later"]
+    assert (out / STAMP).stat().st_mtime_ns == stamp  # all there: nothing rewritten
+    with pytest.raises(ValueError, match="the generated world writes no 'nope'; it writes one, two, later"):
+        ensure_sample(out, benchmarks=["nope"])
+
+
 def test_sample_command_prints_a_working_load_command_per_benchmark(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="foilbench")
     register(parser.add_subparsers())
     args = parser.parse_args(["sample", "--out", str(tmp_path / "s")])
     assert args.func(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == names()
+    assert [line.split()[0] for line in lines] == list(WRITERS)
     for line in lines:
         command = shlex.split(line)[1:]
         assert command[:2] == ["foilbench", "summary"] and "labels=" in line and main(command[1:]) == 0

@@ -155,10 +155,13 @@ def test_answer_bias_reads_p_yes_and_the_share_of_a_from_stored_runs(home, sampl
     bias = answer_bias(paths).set_index("measure")
     entail, choice = read_run(paths[0]).pair, read_run(paths[1]).choice
     assert bias.loc["P(Yes)", "value"] == pytest.approx(100 * entail["score"].mean())
-    assert bias.loc["share Yes", "value"] == pytest.approx(100 * (entail["score"] > 0.5).mean())
-    first = [o[0] == c for o, c in zip(choice["options"], choice["choice"])]
-    assert bias.loc["share A", "value"] == pytest.approx(100 * np.mean(first))
-    assert bias.loc["share A", "n"] == len(choice)
+    decided = entail["score"] != 0.5  # P(Yes) = P(No): a tie, neither answer
+    assert bias.loc["share Yes", "value"] == pytest.approx(100 * (entail["score"] > 0.5).sum() / decided.sum())
+    assert bias.loc["share Yes", "tied"] == int((~decided).sum())
+    tied = np.array([np.sum(np.asarray(lg) == max(lg)) > 1 for lg in choice["logits"]])
+    first = np.array([o[0] == c for o, c in zip(choice["options"], choice["choice"])])
+    assert bias.loc["share A", "value"] == pytest.approx(100 * first[~tied].mean())
+    assert (bias.loc["share A", "n"], bias.loc["share A", "tied"]) == (len(choice), int(tied.sum()))
 
 
 def test_the_video_llm_learns_in_its_tower_and_its_language_model_and_sees_the_clip_in_one_temporal_patch(home):

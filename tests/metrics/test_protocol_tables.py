@@ -39,8 +39,8 @@ def _unit(item_id: str) -> str:
 @pytest.mark.parametrize("benchmark", names())
 def test_headline_metric_uses_every_scored_item(sample, backends, benchmark, protocol):
     s = sample[benchmark]
-    items = load(benchmark, s.data_path, video_root=s.video_root, **s.loader_options).items
     asking = make_protocol(protocol, spec(benchmark))
+    items = [it for it in load(benchmark, s.data_path, video_root=s.video_root, **s.loader_options) if asking.asks(it)]
     frames = policy("uniform", k=2) if asking.uses_frames else policy("none")
     scored = answer_items(backends(*PROTOCOLS[protocol]), asking, items, frames, batch_size=8)
     pair, choice = pair_frame(scored.pair), choice_frame(scored.choice)

@@ -20,10 +20,13 @@ from conftest import CHROMIUM_FLAGS
 from fixtures_widgets import TINY_RUNS
 
 N_BOOT = 50
-# The runs the report tests need (protocol, tiny model, benchmark): the cheap text-only model on four benchmarks, and
-# Qwen2-VL's entailment and multiple choice where the figures need them (VELOCITI's scatter and choice bias).
-RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground")] + [
-    ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground")]
+# The runs the report tests need (protocol, tiny model, benchmark): the cheap text-only model on seven benchmarks,
+# Qwen2-VL's entailment and multiple choice where the figures need them (VELOCITI's scatter and choice bias), and its
+# multiple choice on TVBench, whose items the text-only model cannot rank (their options are answers to a question).
+RUNS = [("loglik", "gpt2", b) for b in ("vilma", "vitatecs", "velociti", "vinoground", "mvp", "temporalbench",
+                                        "tempcompass")] + [
+    ("entail", "qwen2vl", "velociti"), ("mc", "qwen2vl", "velociti"), ("mc", "qwen2vl", "vinoground"),
+    ("mc", "qwen2vl", "tvbench")]
 ANNOTATION_ONLY = "videocon"  # reported from its annotation files alone, in the same build
 LABEL = "foil_type"  # the label the sample world's labels.csv gives every item
 
@@ -105,10 +108,11 @@ def test_headline_holds_each_runs_main_score_and_failures(report):
         expected = table[(table.metric == row["metric"]) & (table.by == row["by"]) & (table.subset == row["subset"])]
         assert row["value"] == pytest.approx(expected["value"].iloc[0])
         assert row["failures"] == run.failures["item_id"].nunique()
-    main = {"vilma": "Avg. P+T", "vinoground": "group"}
-    for benchmark, metric in main.items():
+    main = {"vilma": ("Avg. P+T", "all"), "vinoground": ("group", "all"), "mvp": ("paired accuracy", "average"),
+            "temporalbench": ("MBA", "all")}
+    for benchmark, (metric, by) in main.items():
         mine = headline[(headline.benchmark_name == benchmark) & (headline.protocol == "loglik")]
-        assert (mine.metric == metric).all()
+        assert len(mine) and (mine.metric == metric).all() and (mine.by == by).all(), benchmark
     listed = pd.read_csv(out / "runs.csv")
     assert sorted(listed["path"]) == sorted(map(str, runs))
     assert {"model", "family", "protocol", "frames", "prompt", "commit", "date"} <= set(listed.columns)

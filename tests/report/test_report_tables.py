@@ -30,8 +30,8 @@ def metric_rows(runs=("run a", "run b"), tests=TESTS, metrics=("P", "T", "P+T"),
                 rows.append({"run": run, "benchmark": "vilma", "metric": m, "by": "test", "subset": t, "value": v,
                              "ci_low": v - 0.1, "ci_high": v + 0.1, "chance": 0.25 if m == "P+T" else 0.5,
                              "n": 10 + len(t), "n_missing": 0, "n_nan": 0, "n_unparsed": 0, "p_value": 0.01,
-                             "significant": v > 0.5, "test": "binomial", "note": "", "strict": v, "n_tie": 0,
-                             "n_dropped": 0, "p_holm": 0.01, "significant_holm": v > 0.5, **extra})
+                             "significant": v > 0.5, "test": "binomial", "note": "", "strict": v, "expected": v,
+                             "n_tie": 0, "n_dropped": 0, "p_holm": 0.01, "significant_holm": v > 0.5, **extra})
         rows.append({**rows[-1], "metric": "Avg. P+T", "by": "all", "subset": "all", "value": 0.4567,
                      "ci_low": 0.3, "ci_high": 0.6, "note": "mean over 3 groups"})
     frame = pd.DataFrame(rows)

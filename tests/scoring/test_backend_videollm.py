@@ -23,7 +23,7 @@ ENTAIL = make_protocol("entail", spec("velociti"))
 
 
 def clip_frames(item, clip):
-    return sample_frames(item.clips[clip], UNIFORM).array
+    return sample_frames(item.clips[clip], UNIFORM)
 
 
 def backend(path, **options):
@@ -36,9 +36,10 @@ def items_of(sample, name, n=None, subset=None):
     return items[:n]
 
 
-def reference_logits(adapter, prompt: str, frames: np.ndarray | None) -> torch.Tensor:
-    """Next-token logits of one prompt, unbatched and unpadded, straight through the processor and the model."""
-    kwargs = {"videos": [frames]} if frames is not None else {}
+def reference_logits(adapter, prompt: str, frames) -> torch.Tensor:
+    """Next-token logits of one prompt, unbatched and unpadded, straight through the processor and the model (the
+    frames with their true times)."""
+    kwargs = {"videos": [frames.array], "video_metadata": [frames.video_metadata()]} if frames is not None else {}
     inputs = adapter.processor(text=[prompt], return_tensors="pt", **kwargs)
     with torch.no_grad():
         return adapter.model(**inputs).logits[0]
@@ -132,7 +133,7 @@ def test_multiple_choice_asks_both_orders_of_texts_and_of_joined_videos(sample, 
     video_row = next(r for r in scored.choice if (r["item_id"], r["axis"], r["query"], r["options"])
                      == (it.item_id, "video", 0, [1, 0]))
     question = prompts.PROMPTS["vinoground-video"].format(caption=it.texts[0])
-    joined = sample_joined([it.clips[1], it.clips[0]], UNIFORM).array
+    joined = sample_joined([it.clips[1], it.clips[0]], UNIFORM)
     logits = reference_logits(adapter, adapter.render(question, True), joined)[-1]
     assert video_row["logits"] == pytest.approx(logits[letters].tolist(), abs=1e-4)
 
@@ -175,12 +176,12 @@ def test_requests_are_processed_one_by_one_when_the_placeholder_expansion_cannot
     shared = [r["score"] for r in answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4).pair]
     processed = []
     process = adapter._process
-    monkeypatch.setattr(adapter, "_process", lambda p, f: processed.append(p) or process(p, f))
+    monkeypatch.setattr(adapter, "_process", lambda p, f, **kw: processed.append(p) or process(p, f, **kw))
 
     def differs(*args):
         raise ValueError("the processor inserts more than the placeholder")
 
-    monkeypatch.setattr(adapter, "_expand", differs)
+    monkeypatch.setattr(adapter, "_expanded", differs)
     alone = [r["score"] for r in answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4).pair]
     probe = adapter.render(videollm.PROBE, True)
     assert processed.count(probe) == 2, "each video through the processor once with the probe question"
@@ -246,7 +247,7 @@ def test_kv_reuse_that_differs_or_fails_falls_back_to_whole_requests(sample, tin
         return cached(*args) + 1.0
 
     monkeypatch.setattr(adapter, "_cached", broken)
-    monkeypatch.setattr(videollm, "TESTED_KV", frozenset())
+    monkeypatch.setattr(videollm, "architecture_of", lambda model_type: None)
     items = items_of(sample, "velociti", 3)
     scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
     check = adapter.describe()["reuse_check"]
@@ -301,3 +302,22 @@ def test_positions_continued_from_a_videos_first_request_equal_the_models_own(sa
     assert len({len(r.ids) for r in rows}) == 3
     for row in rows:
         assert torch.equal(row.positions, adapter._positions(row))
+
+
+def test_a_check_where_no_request_goes_through_the_cache_says_reuse_off_and_why(sample, tiny, monkeypatch, capsys):
+    adapter = backend(tiny("qwen2vl"))
+
+    def differs(*args):
+        raise ValueError("the processor inserts more than the placeholder")
+
+    monkeypatch.setattr(adapter, "_expanded", differs)
+    items = items_of(sample, "velociti", 2)
+    scored = answer_items(adapter, ENTAIL, items, UNIFORM, batch_size=4)
+    check = adapter.describe()["reuse_check"]
+    assert check["status"] == "off" and check["cached_rows"] == 0 and adapter.reuse == "none"
+    assert check["reason"] == "the processor's tokens differ from those of its expanded text"
+    err = capsys.readouterr().err
+    assert ("KV-prefix reuse off: none of the first batch's 4 requests went through the cache (the processor's "
+            "tokens differ from those of its expanded text); whole requests") in err and "reuse on" not in err
+    whole = answer_items(backend(tiny("qwen2vl"), reuse="none"), ENTAIL, items, UNIFORM, batch_size=4)
+    assert [r["score"] for r in scored.pair] == pytest.approx([r["score"] for r in whole.pair], abs=1e-5)

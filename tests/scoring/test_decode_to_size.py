@@ -132,6 +132,6 @@ def test_contrastive_embeds_the_frames_of_batch_size_clips_per_forward(sample, t
         pixel_values=pixel_values)
     s = sample["vitatecs"]
     items = list(load("vitatecs", s.data_path, video_root=s.video_root))[:5]
-    clips = [sample_frames(it.clips[0], UNIFORM).array for it in items]
+    clips = [sample_frames(it.clips[0], UNIFORM) for it in items]
     adapter.embed_clips([adapter.encode(c) for c in clips], batch_size=2)
     assert calls == [8, 8, 4]

@@ -157,7 +157,7 @@ class Flaky:
 
 
 class NoVideos:
-    def arrays(self, refs):
+    def videos(self, refs):
         return {ref: np.zeros((1, 2, 2, 3), np.uint8) for ref in refs}
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures_study import world_benchmarks
 
 from bench.cli import main
 from bench.paths import PROJECT_ROOT
@@ -23,10 +24,7 @@ BENCHMARKS = ("vitatecs", "velociti")
 
 def _study(tmp_path: Path, sample, tiny, controls: list[str]) -> Path:
     parts = ['[study]\nruns = "runs"\n']
-    for name in BENCHMARKS:
-        s = sample[name]
-        parts.append(f'[[benchmarks]]\nname = "{name}"\ndata = "{s.data_path}"\nvideos = "{s.video_root}"\n'
-                     f'options = {{ labels = "{s.loader_options["labels"]}" }}\n')
+    parts += world_benchmarks(sample, BENCHMARKS)
     parts.append(f'[[models]]\nname = "tiny"\nmodel = "{tiny("clip")}"\nfamily = "contrastive"\n'
                  f'frames = "uniform:k=4"\ncontrols = {json.dumps(controls)}\n')
     path = tmp_path / "study.toml"
@@ -57,14 +55,16 @@ def test_a_study_scores_every_run_and_control_once(sample, tiny, tmp_path, capsy
     assert main(["compare", str(runs / "vitatecs-tiny"), str(runs / "vitatecs-tiny-shuffled"), "--by", "foil_type",
                  "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert set(found) == {"pairs", "items"}
-    assert all(set(p) == {"a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm"}
-               for p in found["pairs"])
+    assert set(found) == {"pairs", "items", "ties"}
+    assert all(set(p) == {"a", "b", "label", "value", "n", "agreement", "kappa", "kappa_ci", "mcnemar_p", "p_holm",
+                          "tied_a", "tied_b"} for p in found["pairs"])
     overall = [p for p in found["pairs"] if p["label"] is None]
     assert overall[0]["a"] == str(runs / "vitatecs-tiny") and overall[0]["mcnemar_p"] == 1.0
     assert all(p["p_holm"] >= 0.05 for p in found["pairs"])
     n_items = len([it for it in read_run(runs / "vitatecs-tiny").items() if it.role == "main"])
     assert overall[0]["n"] == len(found["items"]) == n_items
+    assert [(t["run"], t["scored"]) for t in found["ties"]] == [(overall[0]["a"], n_items), (overall[0]["b"], n_items)]
+    assert [t["tied"] for t in found["ties"]] == [overall[0]["tied_a"], overall[0]["tied_b"]]
     assert {"item_id", "runs_right", "difficulty"} <= set(found["items"][0])
 
     assert main(["compare", str(runs / "vitatecs-tiny"), str(runs / "velociti-tiny")]) == 2

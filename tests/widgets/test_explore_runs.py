@@ -16,7 +16,9 @@ from bench.metrics.aggregate import ALL
 from bench.metrics.dispatch import run_table
 from bench.scoring.runner import score
 from bench.store import read_run
+from tests.metrics.test_tie_claims import TIED, _items, _pair, _run
 from widgets import ItemBrowser
+from widgets.browser import TIE
 from widgets.linking import chart_runs, linked_charts
 from widgets.runs import is_control, plain_first, union_items
 from widgets.viewer import NOT_SCORED
@@ -102,7 +104,7 @@ def test_a_run_not_asked_an_item_shows_not_scored_never_wrong(browser, runs):
         asked = {it.item_id for it in run.items()}
         cells = dict(zip(browser.ids(), _column(browser, f"correct:{run.label}")))
         assert {c for i, c in cells.items() if i not in asked} <= {NOT_SCORED}
-        assert {c for i, c in cells.items() if i in asked} <= {"✓", "✗"}
+        assert {c for i, c in cells.items() if i in asked} <= {"✓", "✗", TIE}
         assert sum(c != NOT_SCORED for c in cells.values()) == len([i for i in asked if i in cells])
     browser.flag.value = "wrong in some run"
     wrong = set(browser.ids())
@@ -110,7 +112,8 @@ def test_a_run_not_asked_an_item_shows_not_scored_never_wrong(browser, runs):
     for run in runs:  # every outcome judged is of an item its run was asked
         asked = {it.item_id for it in run.items()}
         assert set(outcomes.loc[outcomes["run"] == run.label, "item_id"]) <= asked
-    assert wrong == set(outcomes.loc[outcomes["value"] == 0, "item_id"]) & set(browser.table["item_id"])
+    # wrong: not right outright (a tie is not told apart, whatever the official value)
+    assert wrong == set(outcomes.loc[outcomes["strict"] == 0, "item_id"]) & set(browser.table["item_id"])
     browser.flag.value = "all items"
     small = next(r for r in runs if r.label == "Qwen2-VL blind")
     other = next(i for i in browser.ids() if i not in {it.item_id for it in small.items()})
@@ -127,9 +130,12 @@ def test_the_count_line_and_marks_are_the_engines_numbers(browser, runs):
         table = run_table(run)
         row = table[(table["metric"] == metric) & (table["by"] == ALL)].iloc[0]
         mains = [it for it in run.items() if it.role == "main"]
-        assert f"{run.label}: {len(mains)} scored, {metric} {100 * row['value']:.1f} % (n {int(row['n'])})" in line
+        ties = f", {int(row['n_tie'])} tied: strict {100 * row['strict']:.1f} %" if row["n_tie"] else ""
+        assert f"{run.label}: {len(mains)} scored, {metric} {100 * row['value']:.1f} % (n {int(row['n'])}{ties})" \
+            in line
         marks = _column(browser, f"correct:{run.label}")
-        assert marks.count("✓") / len(mains) == pytest.approx(row["value"])
+        assert marks.count("✓") / len(mains) == pytest.approx(row["strict"])  # a tie is marked apart, not right
+        assert marks.count(TIE) == row["n_tie"]
 
 
 def test_defaults_come_from_plain_runs_and_charts_follow_the_choice(browser):
@@ -171,3 +177,18 @@ def test_an_item_asked_but_failed_shows_failed_and_counts_wrong(sample, tiny, ru
     assert len(cells) == len(browser.table) and NOT_SCORED in cells.values()
     browser.flag.value = "wrong in some run"
     assert failed <= set(browser.ids())  # counted wrong, as the metrics count it
+
+
+def test_a_tied_item_is_marked_tie_and_counted_apart(tmp_path):
+    items = _items("vitatecs")
+    runs = [_run("seeing", items, _pair(items, tied=0)), _run("tied", items, _pair(items))]
+    browser = ItemBrowser(runs, serve=False, proxy_folder=tmp_path / "proxies")
+    marks = dict(zip(browser.ids(), _column(browser, "correct:tied")))
+    assert [i for i, m in marks.items() if m == TIE] == [it.item_id for it in items[:TIED]]
+    assert set(_column(browser, "correct:seeing")) == {"✓"}
+    assert f"tied: 12 scored, accuracy 66.7 % (n 12, {TIED} tied: strict 66.7 %)" in browser.count.value
+    browser.list.selected = items[0].item_id
+    shown = next(r for r in browser.viewer.runs if r["run"] == "tied")
+    assert shown["correct"] == [{"metric": "accuracy", "value": 0, "tie": True, "status": "ok"}]
+    browser.flag.value = "wrong in some run"
+    assert browser.ids() == [it.item_id for it in items[:TIED]]

@@ -122,7 +122,7 @@ def test_flags_margins_and_headlines():
     runs = {"a": RunScores(a, None, "p_yes"), "b": RunScores(b, None, "p_yes")}
     assert score_margin(items, a).round(3).tolist() == [0.3, 0.7]
     outcomes = run_outcomes(items, runs)
-    assert list(outcomes.columns) == ["run", "item_id", "metric", "value", "status"]
+    assert list(outcomes.columns) == ["run", "item_id", "metric", "value", "strict", "tie", "status"]
     assert headline_metrics(outcomes, "StrictVLE") == {"a": "StrictVLE", "b": "StrictVLE"}
     assert headline_metrics(outcomes, "MC A") == {"a": "ClassicVLE", "b": "ClassicVLE"}
     flags = item_flags(items, outcomes, metric="ClassicVLE").set_index("item_id")

@@ -83,7 +83,7 @@ def _worker_side(backend, clips, frame_policy, fit) -> tuple[dict, float, float]
             start = time.perf_counter()
             frames = sample_frames(clip, frame_policy, size=fit)
             middle = time.perf_counter()
-            encoded[key] = backend.encode(frames.array)
+            encoded[key] = backend.encode(frames)
             decoding, encoding = decoding + middle - start, encoding + time.perf_counter() - middle
     return encoded, decoding, encoding
 

@@ -49,7 +49,7 @@ def launch(ranks: int, args: list[str], out: Path) -> tuple[float, float]:
 
 def measure(ranks: int, items: int = 4096, frame_count: int = 8, batch_size: int = 16) -> None:
     """Score ``items`` items with each tiny model on 1 and on ``ranks`` ranks; print items per second and ratios."""
-    from bench.devkit.tiny import tiny_model
+    from bench.devkit.tiny_models import tiny_model
     from bench.devkit.world import ensure_sample
 
     if ranks < 2:

@@ -53,7 +53,7 @@ def naive(family: str, protocol_name: str, model: str, sources: list[DataSource]
             for request, _ in protocol.requests(it):
                 backend.reset()
                 ref = request.video
-                frames = sample_frames(it.clips[ref[1][0]], frame_policy).array
+                frames = sample_frames(it.clips[ref[1][0]], frame_policy)
                 backend.answer([request], {ref: frames}, 1)
                 requests += 1
     return requests
@@ -79,7 +79,7 @@ def ours(family: str, protocol: str, model: str, sources: list[DataSource], k: i
 
 def measure(frame_count: int = 8, batch_size: int = 16) -> None:
     """Time both pipelines per tiny model and print requests per second and the ratio."""
-    from bench.devkit.tiny import tiny_model
+    from bench.devkit.tiny_models import tiny_model
     from bench.devkit.world import ensure_sample
 
     with tempfile.TemporaryDirectory() as tmp:

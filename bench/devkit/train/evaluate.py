@@ -104,26 +104,34 @@ def score_configs(configs: Iterable[ScoreConfig], *, bar=None, log: Path | None 
 def answer_bias(paths: Sequence[str | Path]) -> pd.DataFrame:
     """How much each Video-LLM run leans to an answer, over every question it was asked (all benchmarks pooled): for
     entail runs the mean P(Yes) (``score``) and the share of "Yes" (P(Yes) > 1/2); for mc runs the share of "A"
-    answers. One row per run: ``run``, ``protocol``, ``measure``, ``value`` (%), ``n``."""
+    answers. A tied answer (P(Yes) exactly 1/2, letters tied at the top) is neither
+    (:mod:`bench.metrics.answers`): the shares are over the answers that chose, NaN when every answer tied. One row
+    per run and measure: ``run``, ``protocol``, ``measure``, ``value`` (%), ``n`` (answers), ``tied``."""
+    from bench.metrics.answers import Leaning, first_letter_answers, yes_answers
     from bench.store import read_run
 
-    rows: dict[tuple[str, str], list[np.ndarray]] = {}
+    scores: dict[str, list[np.ndarray]] = {}
+    leaning: dict[tuple[str, str], Leaning] = {}
     for path in paths:
         stored = read_run(path)
         protocol = stored.manifest.protocol
         if protocol == "entail":
             score = stored.pair["score"].dropna().to_numpy(float)
-            rows.setdefault((stored.label, "P(Yes)"), []).append(score)
-            rows.setdefault((stored.label, "share Yes"), []).append((score > 0.5).astype(float))
+            scores.setdefault(stored.label, []).append(score)
+            key, found = (stored.label, "share Yes"), yes_answers(score)
         elif protocol == "mc":
-            answered = stored.choice[stored.choice["choice"] >= 0]
-            first = [options[0] == chosen for options, chosen in zip(answered["options"], answered["choice"])]
-            rows.setdefault((stored.label, "share A"), []).append(np.array(first, float))
+            key, found = (stored.label, "share A"), first_letter_answers(stored.choice)
+        else:
+            continue
+        leaning[key] = leaning.get(key, Leaning(0, 0, 0)) + found
     table = []
-    for (run, measure), parts in rows.items():
-        values = np.concatenate(parts)
-        table.append({"run": run, "measure": measure, "value": 100 * float(values.mean()), "n": len(values)})
-    return pd.DataFrame(table, columns=["run", "measure", "value", "n"])
+    for (run, measure), found in leaning.items():
+        if run in scores:
+            values = np.concatenate(scores[run])
+            table.append({"run": run, "measure": "P(Yes)", "value": 100 * float(values.mean()), "n": len(values),
+                          "tied": found.tied})
+        table.append({"run": run, "measure": measure, "value": 100 * found.share, "n": found.n, "tied": found.tied})
+    return pd.DataFrame(table, columns=["run", "measure", "value", "n", "tied"])
 
 
 BOTH_ORDERS = {"vitatecs": "accuracy (both orders)", "velociti": "MC A∧B"}  # A/B right with the caption at A and B
@@ -131,7 +139,8 @@ BOTH_ORDERS = {"vitatecs": "accuracy (both orders)", "velociti": "MC A∧B"}  # 
 
 def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
     """How often each multiple-choice run on VITATECS or VELOCITI picks the caption in both option orders (the
-    benchmark's own metric, chance 1/4): one row per run and benchmark, ``run``, ``benchmark``, ``value`` (%), ``n``."""
+    benchmark's own metric, chance 1/4, an order decided by tied letters counted as not picked: a tie is not told
+    apart): one row per run and benchmark, ``run``, ``benchmark``, ``value`` (%), ``n``."""
     from bench.metrics.dispatch import benchmark_outcomes
     from bench.store import read_run
 
@@ -142,6 +151,6 @@ def both_orders(paths: Sequence[str | Path]) -> pd.DataFrame:
         if run.manifest.protocol != "mc" or benchmark not in BOTH_ORDERS:
             continue
         outcomes = benchmark_outcomes(list(run.items()), run.pair, run.choice, benchmark=benchmark)
-        right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "value"]
+        right = outcomes.loc[outcomes["metric"] == BOTH_ORDERS[benchmark], "strict"]
         table.append({"run": run.label, "benchmark": benchmark, "value": 100 * float(right.mean()), "n": len(right)})
     return pd.DataFrame(table, columns=["run", "benchmark", "value", "n"])

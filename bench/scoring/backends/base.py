@@ -10,12 +10,19 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from bench.frames import Frames
 from bench.frames.decode import Fit
 from bench.scoring.requests import Request, VideoRef
 
 Videos = Mapping[VideoRef, Any]
-"""Per video ref: decoded frames (T x H x W x 3 uint8; None or an empty array for no frames, blind), or what the
-backend's :meth:`Backend.encode` made of them on a decode worker."""
+"""Per video ref: the decoded :class:`~bench.frames.Frames` (pixels T x H x W x 3 uint8 with their indices and true
+times; None or no frames for a blind run), or what the backend's :meth:`Backend.encode` made of them on a decode
+worker."""
+
+
+def has_frames(video: Any) -> bool:
+    """Whether a video as :data:`Videos` holds it has frames (False for None or a blind run's empty frames)."""
+    return video is not None and (not isinstance(video, Frames) or len(video.array) > 0)
 
 # Processor settings whose defaults changed between transformers versions: Foilbench sets them, whatever the version
 # or the model's preprocessor config says, so a run's pixels do not change under the user's feet. Frames are sampled
@@ -72,12 +79,18 @@ class Backend:
     def prepare(self, answers: Sequence[str]) -> None:
         """Check, before any scoring, that the backend can score these answer words (Video-LLMs override this)."""
 
+    def answering(self, protocol, benchmark=None, folder: str | os.PathLike | None = None):
+        """The protocol as this backend answers it, for ``benchmark`` (its spec), with ``folder`` the run folder it may
+        keep each answer in as it comes; by default the protocol as it is (a remote model's reads its responses:
+        :mod:`bench.scoring.backends.api`)."""
+        return protocol
+
     def frame_fit(self) -> Fit | None:
         """The size the processor resizes frames to, as a rule the decoder can follow (None: unknown, or a processor
         that does not resize)."""
         return fit_of(getattr(self.processor, self.vision, None))
 
-    def encode(self, frames: np.ndarray) -> Any:
+    def encode(self, frames: Frames) -> Any:
         """What the backend computes from one clip's frames before the model (runs on a decode worker thread, so
         the processors of many clips run in parallel); the default keeps the frames."""
         return frames
@@ -109,9 +122,16 @@ class Backend:
         return tensor.pin_memory() if self.on_cuda and tensor.device.type == "cpu" else tensor
 
     def describe(self) -> dict:
-        """Manifest entries: what exactly was run, including the processors' effective settings."""
+        """Manifest entries: what exactly was run, including the processors' effective settings and the
+        architecture's row of facts (:mod:`bench.scoring.architectures`; ``tested: false`` when it has none)."""
+        from bench.scoring.architectures import architecture_of
+
+        model_type = str(getattr(getattr(self.model, "config", None), "model_type", ""))
+        row = architecture_of(model_type)
         return {"model": self.model_id, "revision": self.revision,
-                "model_class": type(self.model).__name__, "processor": processor_settings(self.processor)}
+                "model_class": type(self.model).__name__, "processor": processor_settings(self.processor),
+                "architecture": {**row.describe(), "tested": True} if row else {"model_type": model_type,
+                                                                                 "tested": False}}
 
 
 def processor_parts(processor) -> dict[str, Any]:

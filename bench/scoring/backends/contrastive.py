@@ -16,12 +16,14 @@ image tower in one forward pass. Each clip's frames go through the image process
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
 import torch
 
-from bench.scoring.backends.base import Backend, Videos
+from bench.frames import Frames
+from bench.scoring.backends.base import Backend, Videos, has_frames
 from bench.scoring.requests import Match
 
 
@@ -70,35 +72,38 @@ class ContrastiveBackend(Backend):
     def _max_length(self) -> int:
         return int(self.model.config.text_config.max_position_embeddings)
 
-    def encode(self, frames: np.ndarray):
-        """One clip's pixel tensor (T x 3 x H x W) from the image processor, on a decode worker; with
+    def encode(self, frames: Frames):
+        """One clip's image-processor outputs (every tensor it returns, each with one row per frame: SigLIP 2 adds
+        ``pixel_attention_mask`` and ``spatial_shapes`` to ``pixel_values``), on a decode worker; with
         ``preprocess="device"`` the frames pinned for the copy (the processor then runs on the device)."""
-        if frames is None or not len(frames):
+        if not has_frames(frames):
             return frames
         if self.preprocess == "device":
-            return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
-        return self.pinned(self._process_frames(frames).contiguous())
+            return dataclasses.replace(frames, array=self.pinned(torch.from_numpy(np.ascontiguousarray(frames.array))))
+        return {k: self.pinned(v.contiguous()) for k, v in self._process_frames(frames.array).items()}
 
-    def _process_frames(self, frames) -> torch.Tensor:
-        """The image processor's pixel values of a clip's frames (on the device with ``preprocess="device"``)."""
+    def _process_frames(self, frames) -> dict[str, torch.Tensor]:
+        """The image processor's tensors of a clip's frames (on the device with ``preprocess="device"``)."""
         kwargs = {}
         if self.preprocess == "device":
             frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
             kwargs["device"] = self.device
-        return self.processor(images=list(frames), return_tensors="pt", **kwargs)["pixel_values"]
+        found = self.processor(images=list(frames), return_tensors="pt", **kwargs)
+        return {k: v for k, v in found.items() if isinstance(v, torch.Tensor)}
 
     @torch.inference_mode()
     def frame_features(self, clips: Sequence, batch_size: int) -> list[torch.Tensor]:
         """The raw image embeddings of every frame, one (frames x dim) tensor per clip (frames, or what
         :meth:`encode` made of them); the frames of ``batch_size`` clips go through the image tower together."""
-        embs = []
+        embs, lengths = [], []
         for start in range(0, len(clips), batch_size):
-            pixels = [clip if isinstance(clip, torch.Tensor) and clip.is_floating_point()
-                      else self._process_frames(clip) for clip in clips[start:start + batch_size]]
-            batch = self.concat_on_device(pixels)
-            embs.append(_features(self.model.get_image_features(pixel_values=batch)).float())
+            inputs = [clip if isinstance(clip, dict) else self._process_frames(clip.array)
+                      for clip in clips[start:start + batch_size]]
+            lengths += [len(clip["pixel_values"]) for clip in inputs]
+            batch = {k: self.concat_on_device([clip[k] for clip in inputs]) for k in inputs[0]}
+            embs.append(_features(self.model.get_image_features(**batch)).float())
         per_frame = torch.cat(embs)
-        bounds = np.cumsum([0] + [len(clip) for clip in clips])
+        bounds = np.cumsum([0] + lengths)
         return [per_frame[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     def embed_clips(self, clips: Sequence[np.ndarray], batch_size: int) -> np.ndarray:
@@ -117,7 +122,7 @@ class ContrastiveBackend(Backend):
         clips = []
         for ref in refs:
             frames = videos.get(ref)
-            if frames is None or not len(frames):
+            if not has_frames(frames):
                 raise ValueError(f"no frames for {ref}: contrastive models need frames (not --frames none)")
             clips.append(frames)
         text_emb = self.embed_texts([r.text for r in requests], batch_size)

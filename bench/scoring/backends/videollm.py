@@ -1,42 +1,54 @@
-"""Generative Video-LLMs (Qwen2-VL, LLaVA-OneVision, Video-LLaVA and any ``AutoModelForImageTextToText`` model with a
-chat template), answering :class:`~bench.scoring.requests.Ask` requests from next-token logits in one forward pass,
-never from generated and parsed text. The question goes in the user turn of the model's own chat template, after
-the video (none for blind runs); the answer is the logit of each answer word's first token at the answer position.
+"""Generative Video-LLMs (every ``AutoModelForImageTextToText`` architecture with a video processor and a chat
+template; the tested ones are the rows of :data:`bench.scoring.architectures.ARCHITECTURES`), answering
+:class:`~bench.scoring.requests.Ask` requests from next-token logits in one forward pass, never from generated and
+parsed text. The question goes in the user turn of the model's own chat template, after the video (none for blind
+runs); the answer is the logit of each answer word's first token at the answer position.
 
 The answer token ids are read off the model's own chat template: the first token of the assistant turn that answers
 "Yes" (or "A"), which must decode to that word alone and differ from the other answers' tokens.
 
+Every clip reaches the processor with its frames' true times (``video_metadata``: the video's fps, the frames'
+indices from the clip's first frame, the clip's frame count and duration), which processors turn into prompt text
+(Qwen3-VL's ``<t seconds>``, VideoLLaMA 3's ``Time t s:``, Gemma 4's and SmolVLM's ``mm:ss``...) or positions
+(Qwen2.5-VL's ``second_per_grid_ts``); the manifest says so (``details.frame_times``).
+
 Speed: each video goes through the processor once, on a decode worker (:meth:`VideoLLMBackend.encode`), with a probe
-question; every request's text is tokenized alone and the video placeholder expanded as the processor expands it
-(checked against the processor's own output on the probe, else every request is processed on its own). On CUDA the
-processor runs on the GPU (``preprocess="auto"``): the worker only pins the decoded frames for an asynchronous copy.
-With KV reuse, the tokens a video's prompts share (the video and the prompt text before the caption) run once per
-video, the videos of several groups in one vision-tower call, and only the differing suffixes run, batched against a
-copy of that cache. Without it, requests are batched whole with left padding. Both pass explicit position ids
-(Qwen2-VL's 3-D M-RoPE included), so a padded row computes exactly what the row computes alone. Blind runs (frame
-policy ``none``) send the same prompts without the video. Answers stay on the device until the whole call is done.
+question; the processor also says what text it put in place of the video placeholder (its frames' tokens and times),
+and every request's text is tokenized with that text in place (checked to give the processor's own tokens on the
+probe, else every request is processed on its own). On CUDA the processor runs on the GPU (``preprocess="auto"``):
+the worker only pins the decoded frames for an asynchronous copy. With KV reuse, the tokens a video's prompts share
+(the video and the prompt text before the caption) run once per video, the videos of several groups in one
+vision-tower call, and only the differing suffixes run, batched against a copy of that cache. Without it, requests
+are batched whole with left padding. Both pass explicit position ids (M-RoPE's 3-D ones included), so a padded row
+computes exactly what the row computes alone. Blind runs (frame policy ``none``) send the same prompts without the
+video. Answers stay on the device until the whole call is done.
 
 KV reuse checks itself (``reuse="auto"``): the runner's first batch is scored both ways (:meth:`VideoLLMBackend.check`)
-and a run whose cached answers differ from whole requests beyond the dtype's tolerance, or fail, scores whole requests;
-the manifest records the check (``details.reuse_check``).
+and a run whose cached answers differ from whole requests beyond the dtype's tolerance, or fail, or where no request
+went through the cache, scores whole requests; an architecture whose table row says reuse is off is not tried. The
+manifest records the check (``details.reuse_check``) and the console line says how many requests went through the
+cache.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from bench.scoring.backends.base import Backend, Videos
+from bench.scoring.architectures import architecture_of
+from bench.scoring.backends.base import Backend, Videos, has_frames
 from bench.scoring.requests import Ask
 
 REUSE_MODES = ("auto", "kv", "none")
 PREPROCESS_MODES = ("auto", "cpu", "device")
-# Model types whose KV reuse the test suite checks against whole requests; others get the same self-check.
-TESTED_KV = frozenset({"qwen2_vl", "llava_onevision", "video_llava"})
 PROBE = "?"
+FRAME_TIMES = ("true times: video_metadata (the video's fps, each frame's index from the clip's first frame in time "
+               "order, the clip's frame count and duration) with every clip")
 # (absolute, relative) tolerance of the self-check on logits: float32, and 16-bit floats (about two bfloat16 steps).
 TOLERANCE = {"float32": (1e-3, 1e-3), "16-bit": (0.05, 0.02)}
 
@@ -63,25 +75,33 @@ class _Prompt:
 
 @dataclass
 class _Video:
-    """A clip through the processor once, with the probe question: its pixel tensors, the number of placeholder
-    tokens and each per-token output's (video, other) values (None: the expansion cannot be reproduced, so each
-    request is processed with ``frames``)."""
+    """A clip through the processor once, with the probe question: its pixel tensors and how the processor expands
+    the prompt's video placeholder (``replacement``, the text it puts there, with the frames' times; None when that
+    cannot be reproduced from the text alone: each request is then processed with ``frames``, ``alone`` says why),
+    the tokens the processor puts before the tokenizer's (``lead``), and each per-token output's value per token id
+    (with the value of tokens the probe did not have)."""
 
     frames: object
-    n_video: int
-    values: dict[str, tuple[int, int]] | None
     pixels: dict[str, torch.Tensor]
+    replacement: str | None = None
+    lead: list[int] = field(default_factory=list)
+    values: dict[str, tuple[dict[int, int], int]] = field(default_factory=dict)
+    alone: str = ""
 
 
 @dataclass
 class _Row:
-    """A request as tokens: ``extras`` are the processor's other per-token outputs (e.g. ``mm_token_type_ids``)."""
+    """A request as tokens: ``extras`` are the processor's other per-token outputs (e.g. ``mm_token_type_ids``);
+    ``video_end``: the number of tokens up to the end of the video's expansion (0 without a video); ``alone``: why
+    the request went through the processor on its own."""
 
     ids: list[int]
     extras: dict[str, list[int]]
     video: Hashable | None
     positions: torch.Tensor | None = None
     pixels: dict[str, torch.Tensor] = field(default_factory=dict)
+    video_end: int = 0
+    alone: str = ""
 
 
 class VideoLLMBackend(Backend):
@@ -104,15 +124,18 @@ class VideoLLMBackend(Backend):
         self.load("AutoModelForImageTextToText")
         self.model_type = getattr(self.model.config, "model_type", "")
         self.reuse_mode = reuse
-        self.reuse = "none" if reuse == "none" else "kv"
+        row = architecture_of(self.model_type)
+        off = reuse == "auto" and row is not None and row.kv != "exact"  # the table says reuse is not exact
+        self.reuse = "none" if reuse == "none" or off else "kv"
         self.reuse_check: dict = {"status": "pending" if reuse == "auto" else f"not checked (reuse={reuse})"}
         self.preprocess = "device" if preprocess == "device" or (preprocess == "auto" and self.on_cuda) else "cpu"
         self.tokenizer = self.processor.tokenizer
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.video_token_id = getattr(self.processor, "video_token_id", None)
         self._answer_ids: dict[str, int] = {}
         self._answer_source: dict[str, str] = {}
         self._kv_rows = 0
+        self._whole_because: Counter[str] = Counter()
+        self.placeholder = getattr(self.processor, "video_token", None)
 
     def prepare(self, answers: Sequence[str]) -> None:
         """Find (and check) the answer tokens before any scoring."""
@@ -155,11 +178,17 @@ class VideoLLMBackend(Backend):
 
     # -- tokens -------------------------------------------------------------------------------------------------------
 
-    def _process(self, prompt: str, frames) -> dict[str, torch.Tensor]:
-        """The processor's output for one prompt (and its video: frames as an array, or a tensor on the device)."""
-        kwargs = {"videos": [frames]} if frames is not None else {}
-        if frames is not None and self.preprocess == "device":
-            kwargs["device"] = self.device
+    def _process(self, prompt: str, frames, replacements: bool = False) -> dict[str, torch.Tensor]:
+        """The processor's output for one prompt and its video (:class:`~bench.frames.Frames`, pixels as an array or
+        a tensor on the device), given as ``videos=[[frames]]`` with the frames' true times (``video_metadata``);
+        with ``replacements``, also what the processor put in place of each placeholder."""
+        kwargs: dict = {}
+        if frames is not None:
+            kwargs = {"videos": [[frames.array]], "video_metadata": [frames.video_metadata()]}
+            if self.preprocess == "device":
+                kwargs["device"] = self.device
+        if replacements:
+            kwargs["return_text_replacement_offsets"] = True
         return dict(self.processor(text=[prompt], return_tensors="pt", **kwargs))
 
     @staticmethod
@@ -172,59 +201,76 @@ class VideoLLMBackend(Backend):
         pixels = {k: v for k, v in encoded.items() if k not in per_token and k not in ("input_ids", "attention_mask")}
         return ids, {k: v[0].tolist() for k, v in per_token.items()}, pixels
 
-    def _expand(self, prompt: str, n_video: int, values: dict[str, tuple[int, int]]) -> tuple[list[int], dict]:
-        """Tokens of ``prompt`` with its one video placeholder repeated ``n_video`` times, as the processor does;
-        ``values`` gives each per-token output's value at (video, other) tokens."""
-        ids = self.tokenizer(prompt).input_ids
-        if ids.count(self.video_token_id) != 1:
+    def _expanded(self, prompt: str, video: _Video) -> tuple[list[int], dict[str, list[int]], int]:
+        """(ids, per-token outputs, tokens up to the video's end) of ``prompt`` with its one video placeholder
+        replaced as the processor replaces it, tokenized as the processor tokenizes its text."""
+        token = self.placeholder
+        if token is None or prompt.count(token) != 1:
             raise ValueError("the prompt does not hold exactly one video placeholder")
-        at = ids.index(self.video_token_id)
-        ids = ids[:at] + [self.video_token_id] * n_video + ids[at + 1:]
-        return ids, {k: [video if t == self.video_token_id else other for t in ids]
-                     for k, (video, other) in values.items()}
+        at = prompt.index(token)
+        end = at + len(video.replacement)
+        encoded = self.tokenizer(prompt[:at] + video.replacement + prompt[at + len(token):],
+                                 return_offsets_mapping=True)
+        ids = video.lead + list(encoded["input_ids"])
+        inside = [i for i, (first, last) in enumerate(encoded["offset_mapping"]) if last > first and first < end]
+        extras = {name: [found.get(t, default) for t in ids] for name, (found, default) in video.values.items()}
+        return ids, extras, len(video.lead) + max(inside, default=-1) + 1
 
     def encode(self, frames):
         """A clip's frames through the processor (:class:`_Video`), on a decode worker; with ``preprocess="device"``
         only pinned for the copy to the device (the processor then runs there, in :meth:`answer`)."""
-        if frames is None or not len(frames):
+        if not has_frames(frames):
             return frames
         if self.preprocess == "device":
-            return self.pinned(torch.from_numpy(np.ascontiguousarray(frames)))
+            return dataclasses.replace(frames, array=self.pinned(torch.from_numpy(np.ascontiguousarray(frames.array))))
         return self._probe(frames)
 
     def _probe(self, frames) -> _Video:
-        """The video through the processor with the probe question, and how its placeholder expands."""
+        """The video through the processor with the probe question, and how its placeholder expands: the
+        processor's own replacement text, checked to give the processor's tokens from the text alone."""
         if self.preprocess == "device":
-            frames = torch.as_tensor(frames).to(self.device, non_blocking=self.on_cuda)
+            frames = dataclasses.replace(frames, array=torch.as_tensor(frames.array).to(self.device,
+                                                                                        non_blocking=self.on_cuda))
         prompt = self.render(PROBE, True)
-        ids, extras, pixels = self._split(self._process(prompt, frames))
+        encoded = self._process(prompt, frames, replacements=True)
+        offsets = encoded.pop("text_replacement_offsets", None) or [[]]
+        ids, extras, pixels = self._split(encoded)
         pixels = {k: self.pinned(v.contiguous()) if v.is_floating_point() else v.cpu() for k, v in pixels.items()}
-        n_video = ids.count(self.video_token_id) if self.video_token_id is not None else 0
-        values: dict[str, tuple[int, int]] | None = {}
+        video = _Video(frames, pixels)
+        found = [o["replacement"] for o in offsets[0] if o.get("type") == "video"]
+        if len(found) != 1 or self.placeholder is None:
+            video.alone = "the processor does not say how it expands the video placeholder"
+            return video
         for name, column in extras.items():
-            video = {v for t, v in zip(ids, column) if t == self.video_token_id}
-            other = {v for t, v in zip(ids, column) if t != self.video_token_id}
-            if len(video) != 1 or len(other) > 1:
-                values = None
-                break
-            values[name] = (video.pop(), other.pop() if other else 0)
-        if n_video == 0 or values is None:
-            return _Video(frames, n_video, None, pixels)
+            per_token: dict[int, int] = {}
+            if any(per_token.setdefault(t, v) != v for t, v in zip(ids, column)):
+                video.alone = f"the processor's {name} is not one value per token"
+                return video
+            video.values[name] = (per_token, column[0])
+        video.replacement = found[0]
         try:
-            reproducible = self._expand(prompt, n_video, values) == (ids, extras)
-        except ValueError:
-            reproducible = False
-        return _Video(frames, n_video, values if reproducible else None, pixels)
+            alone, _, _ = self._expanded(prompt, video)
+            video.lead = ids[:len(ids) - len(alone)] if ids[len(ids) - len(alone):] == alone else []
+            reproduced = self._expanded(prompt, video)[:2] == (ids, extras)
+        except (ValueError, NotImplementedError, TypeError):
+            reproduced = False
+        if not reproduced:
+            video.replacement = None
+            video.alone = "the processor's tokens differ from those of its expanded text"
+        return video
 
     def _video_rows(self, prompts_: list[str], key: Hashable, video: _Video) -> list[_Row]:
-        """Rows for the prompts of one video: its placeholder expanded as the processor does; each request through
-        the processor only when that expansion cannot be reproduced."""
-        if video.values is not None:
-            return [_Row(*self._expand(p, video.n_video, video.values), key, pixels=video.pixels) for p in prompts_]
+        """Rows for the prompts of one video: its placeholder expanded as the processor does; a request through the
+        processor with its video only when that expansion cannot be reproduced."""
         rows = []
         for i, prompt in enumerate(prompts_):
+            if video.replacement is not None and prompt.count(self.placeholder) == 1:
+                ids, extras, end = self._expanded(prompt, video)
+                rows.append(_Row(ids, extras, key, pixels=video.pixels, video_end=end))
+                continue
             ids, extras, pixels = self._split(self._process(prompt, video.frames))
-            rows.append(_Row(ids, extras, (key, i), pixels=pixels))
+            rows.append(_Row(ids, extras, (key, i), pixels=pixels, video_end=len(ids),
+                             alone=video.alone or "the prompt holds the video placeholder more than once"))
         return rows
 
     def _rows(self, requests: Sequence[_Prompt], videos: dict[Hashable, _Video]) -> list[_Row]:
@@ -249,13 +295,12 @@ class VideoLLMBackend(Backend):
 
     def _continued(self, first: _Row, row: _Row) -> torch.Tensor | None:
         """``row``'s positions from ``first``'s, when both have the same video and ``row`` only differs in text after
-        a text token: the shared part's positions, then one step further per token (text positions, M-RoPE's
-        included, grow by one); else computed anew."""
+        a text token past the video: the shared part's positions, then one step further per token (text positions,
+        M-RoPE's included, grow by one); else computed anew."""
         shared = self._shared([first, row])
         at = shared - 1
-        tail_text = self.video_token_id not in row.ids[shared:]
-        if (first.positions is None or at < 0 or first.ids[at] == self.video_token_id or not tail_text
-                or row.pixels is not first.pixels or bool((first.positions[..., at:at + 1].diff(dim=0) != 0).any())):
+        if (first.positions is None or at < max(first.video_end, row.video_end) or row.pixels is not first.pixels
+                or bool((first.positions[..., at:at + 1].diff(dim=0) != 0).any())):
             return self._positions(row)
         steps = torch.arange(1, len(row.ids) - shared + 1)
         return torch.cat([first.positions[..., :shared], first.positions[..., at:at + 1] + steps], dim=-1)
@@ -328,6 +373,9 @@ class VideoLLMBackend(Backend):
         prefix = self._inputs(heads, [slice(0, p) for _, p in groups])
         cache = self.model(**prefix, **self._device_pixels(heads), use_cache=True, logits_to_keep=1).past_key_values
         if not isinstance(cache, DynamicCache) or any(type(layer) is not DynamicLayer for layer in cache.layers):
+            kinds = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])} - {"DynamicLayer"})
+            because = f"the model's cache is not a plain dynamic cache ({', '.join(kinds) or type(cache).__name__})"
+            self._whole_because[because] += sum(len(rows) for rows, _ in groups)
             return None
         members = [(g, row, p) for g, (rows, p) in enumerate(groups) for row in rows]
         out = []
@@ -353,6 +401,20 @@ class VideoLLMBackend(Backend):
         return n
 
     @staticmethod
+    def _not_shareable(members: Sequence[_Row], shared: int) -> str | None:
+        """Why the requests of one video cannot share a cached prefix ("" for a video asked once: nothing to share);
+        None when they can."""
+        if members[0].alone:
+            return members[0].alone
+        if len(members) == 1:
+            return ""
+        if members[0].positions is None:
+            return "the model's positions cannot be computed from the processor's outputs"
+        if shared <= 0 or shared < max(m.video_end for m in members):
+            return "a video's requests share no prefix that holds the whole video"
+        return None
+
+    @staticmethod
     def _shape_key(row: _Row) -> tuple:
         """Rows batch together only when their pixel tensors concatenate (same shapes past the first dim)."""
         return (row.video is None,) + tuple((k, tuple(v.shape[1:])) for k, v in sorted(row.pixels.items()))
@@ -374,13 +436,13 @@ class VideoLLMBackend(Backend):
         for key, indices in by_video.items():
             members = [rows[i] for i in indices]
             shared = self._shared(members)
-            last_video = max((i for i, t in enumerate(members[0].ids) if t == self.video_token_id), default=-1)
-            covers_video = shared > last_video
-            reusable = len(indices) > 1 and shared > 0 and covers_video and members[0].positions is not None
-            if reuse == "kv" and reusable:
+            because = self._not_shareable(members, shared)
+            if reuse == "kv" and because is None:
                 groups.setdefault(self._shape_key(members[0]), []).append((indices, shared))
             else:
                 whole += indices
+                if reuse == "kv" and because:
+                    self._whole_because[because] += len(indices)
         for same_shape in groups.values():
             batch: list[tuple[list[int], int]] = []
             for entry in same_shape + [None]:
@@ -415,7 +477,7 @@ class VideoLLMBackend(Backend):
         prompts_ = []
         for r in requests:
             frames = videos.get(r.video) if r.video is not None else None
-            key = r.video if isinstance(frames, _Video) or (frames is not None and len(frames)) else None
+            key = r.video if has_frames(frames) else None
             if key is not None and key not in encoded:
                 encoded[key] = frames if isinstance(frames, _Video) else self._probe(frames)
             prompts_.append(_Prompt(self.render(r.question, key is not None), key))
@@ -430,12 +492,19 @@ class VideoLLMBackend(Backend):
         return self._logits(requests, videos, batch_size)
 
     def check(self, requests: Sequence[Ask], videos: Videos, batch_size: int) -> str | None:
-        """With ``reuse="auto"``, once: score ``requests`` with KV reuse and whole; keep KV reuse only when it runs
-        and agrees within :data:`TOLERANCE`. Returns the line the runner prints."""
+        """With ``reuse="auto"``, once: KV reuse off when the architecture table says so; else score ``requests``
+        with KV reuse and whole, and keep KV reuse only when some of them went through the cache and all agree
+        within :data:`TOLERANCE`. Returns the line the runner prints, which says how many requests went through the
+        cache and never says "reuse on" for none."""
         if self.reuse_mode != "auto" or self.reuse_check["status"] != "pending":
             return None
+        row = architecture_of(self.model_type)
+        untested = "" if row is not None else f" (model type {self.model_type!r} is not among the tested)"
+        if row is not None and row.kv != "exact":
+            self.reuse = "none"
+            self.reuse_check = {"status": "off", "reason": row.kv.removeprefix("off: ")}
+            return f"KV-prefix reuse off for {row.name}: {self.reuse_check['reason']}; whole requests"
         atol, rtol = TOLERANCE["float32" if self.dtype == torch.float32 else "16-bit"]
-        untested = "" if self.model_type in TESTED_KV else f" (model type {self.model_type!r} is not among the tested)"
         try:
             whole = self._logits(requests, videos, batch_size, reuse="none")
         except Exception as err:  # noqa: BLE001 - the run goes on and records each item's failure
@@ -443,6 +512,7 @@ class VideoLLMBackend(Backend):
             self.reuse_check = {"status": "not checked", "reason": f"whole requests failed: {type(err).__name__}"}
             return f"KV-prefix reuse not checked: whole requests fail ({type(err).__name__}: {err}); reuse off"
         self._kv_rows = 0
+        self._whole_because.clear()
         try:
             cached = self._logits(requests, videos, batch_size, reuse="kv")
             gap = np.abs(cached - whole)
@@ -451,17 +521,22 @@ class VideoLLMBackend(Backend):
             reason = f"max |diff| {worst:.3g} beyond {atol:g} + {rtol:g} x |logit|" if bad.any() else None
         except Exception as err:  # noqa: BLE001 - an error of the cached path means whole requests
             worst, reason = float("nan"), f"{type(err).__name__}: {err}"
-        self.reuse = "kv" if reason is None else "none"
-        self.reuse_check = {"status": "passed" if reason is None else "failed", "requests": len(requests),
-                            "cached_rows": self._kv_rows, "max_abs_diff": worst, "atol": atol, "rtol": rtol,
-                            "reason": reason}
-        if reason is None:
+        status = "passed" if reason is None and self._kv_rows else "failed" if reason else "off"
+        self.reuse = "kv" if status == "passed" else "none"
+        if status == "off":
+            reason = "; ".join(self._whole_because) or "no video was asked more than once"
+        self.reuse_check = {"status": status, "requests": len(requests), "cached_rows": self._kv_rows,
+                            "max_abs_diff": worst, "atol": atol, "rtol": rtol, "reason": reason}
+        if status == "passed":
             return (f"KV-prefix reuse checked{untested} on {len(requests)} requests ({self._kv_rows} through the "
                     f"cache) against whole requests: max |diff| {worst:.3g}, within tolerance; reuse on")
+        if status == "off":
+            return (f"KV-prefix reuse off{untested}: none of the first batch's {len(requests)} requests went through "
+                    f"the cache ({reason}); whole requests")
         return (f"KV-prefix reuse disagrees with whole requests{untested} on the first batch ({reason}): this run "
                 "scores whole requests")
 
     def describe(self) -> dict:
         return {**super().describe(), "reuse": self.reuse, "reuse_check": dict(self.reuse_check),
                 "preprocess": self.preprocess, "answer_tokens": dict(self._answer_ids),
-                "answer_token_source": dict(self._answer_source)}
+                "answer_token_source": dict(self._answer_source), "frame_times": FRAME_TIMES}

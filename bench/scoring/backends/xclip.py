@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from bench.scoring.backends.base import Backend, Videos
+from bench.frames import Frames
+from bench.scoring.backends.base import Backend, Videos, has_frames
 from bench.scoring.requests import Match
 
 
@@ -23,11 +24,11 @@ class XCLIPBackend(Backend):
         self.load("AutoModel")
         self.frames_needed = int(self.model.config.vision_config.num_frames)
 
-    def encode(self, frames: np.ndarray):
+    def encode(self, frames: Frames):
         """One clip's pixel tensor (1 x T x 3 x H x W) from the video processor, on a decode worker."""
-        if frames is None or not len(frames):
+        if not has_frames(frames):
             return frames
-        return self.pinned(self._pixels(frames))
+        return self.pinned(self._pixels(frames.array))
 
     def _check_frames(self, count: int) -> None:
         if count != self.frames_needed:
@@ -47,8 +48,8 @@ class XCLIPBackend(Backend):
                 self._check_frames(clip.shape[1])
                 pixels.append(clip)
             else:
-                self._check_frames(len(clip))
-                pixels.append(self._pixels(clip))
+                self._check_frames(len(clip.array))
+                pixels.append(self._pixels(clip.array))
         tokens = self.processor(text=list(texts), return_tensors="pt", padding=True)
         logits = self.model(input_ids=tokens["input_ids"].to(self.device),
                             attention_mask=tokens["attention_mask"].to(self.device),
