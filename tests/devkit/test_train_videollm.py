@@ -5,6 +5,7 @@ its reserved block, the text layers cannot see the video, and the biased copy's 
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,6 +17,7 @@ from bench.devkit.train.models import build_qwen2vl, qwen_tokenizer
 from bench.devkit.train.videollm import (RESERVED, SINK, VIDEO_BLOCK, VIDEO_FLAG, Questions, Read, Recipe, Video,
                                          _backwards, _choices, _play_backwards, distil_tower, lay_out, lean,
                                          normed, stacked_inputs, states, video_inputs)
+from bench.devkit.world.split import Example, Pair, Split
 from bench.scoring import prompts
 
 FRAMES = 8
@@ -173,3 +175,14 @@ def test_the_lean_adds_its_margin_to_yes_and_a_only(qwen):
     changed = (model.lm_head.weight != before).any(-1).nonzero().flatten().tolist()
     assert sorted(changed) == sorted([questions.answer["Yes"], questions.answer["A"]])
     assert normed(model, torch.ones(1, 4)).allclose(torch.ones(1, 4), atol=1e-4)
+
+
+def test_a_prompt_added_for_another_benchmark_leaves_the_world_tokenizers_corpus_as_it_is(monkeypatch):
+    split = Split(Path("split"), [Example("v.mp4", ("a red circle moves left", "a red circle moves right"), "direction",
+                                         "move/direction")],
+                  [Pair(("a.mp4", "b.mp4"), ("a blue square grows", "a blue square shrinks"), "state", "change/state")])
+    before = videollm.corpus(split)
+    assert all(prompts.PROMPTS[name] in before for name in videollm.WORLD_PROMPTS)
+    monkeypatch.setitem(prompts.PROMPTS, "another-benchmark", "Is {caption} what happens? Reply Oui or Non.")
+    monkeypatch.setitem(prompts.OPTION_STYLE, "another-benchmark", str.upper)
+    assert videollm.corpus(split) == before

@@ -49,6 +49,11 @@ from bench.registry import spec
 from bench.scoring import prompts
 from bench.scoring.backends.videollm import chat_prompt
 
+# The prompts the world's Video-LLM learns the words of (the five benchmarks' and ours), in the order the tokenizer's
+# corpus holds them: fixed, so that a prompt added for another benchmark leaves the tokenizer, and with it every model
+# byte, as it is.
+WORLD_PROMPTS = ("velociti-entail", "velociti-mcq", "videocon-entail", "vinoground-text", "vinoground-video",
+                 "vitatecs-mc", "yes-no", "choice")
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
 VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined clips a caption is about
@@ -100,11 +105,12 @@ class Recipe(Schedule):
 
 
 def corpus(split: Split) -> list[str]:
-    """The texts the tokenizer must know: every claim of the split in every style and option style, the prompts,
-    the answers."""
+    """The texts the tokenizer must know: every claim of the split in every style and option style, the world's
+    prompts (:data:`WORLD_PROMPTS`), the answers."""
     texts = {t for e in split.examples for t in e.texts} | {c for p in split.pairs for c in p.captions}
-    lines = [styled(t) for t in sorted(texts) for styled in (*STYLES, *prompts.OPTION_STYLE.values())]
-    return lines + list(prompts.PROMPTS.values()) * 20 + ["Yes", "No", *prompts.letters(5)] * 200
+    options = [prompts.OPTION_STYLE[name] for name in WORLD_PROMPTS if name in prompts.OPTION_STYLE]
+    lines = [styled(t) for t in sorted(texts) for styled in (*STYLES, *options)]
+    return lines + [prompts.PROMPTS[name] for name in WORLD_PROMPTS] * 20 + ["Yes", "No", *prompts.letters(5)] * 200
 
 
 def video_inputs(processor, frames: list[np.ndarray]) -> list[dict[str, torch.Tensor]]:
