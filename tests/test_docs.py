@@ -1,6 +1,6 @@
 """The docs site builds with warnings as errors (``mkdocs build --strict``), so a broken link, a missing anchor or a
 page left out of the navigation fails the suite; the README stays a user's guide (no build, suite-run or issue
-numbers: history goes to CHANGELOG.md and docs/)."""
+numbers: history goes to CHANGELOG.md and docs/) and gives the test command CI runs."""
 
 from __future__ import annotations
 
@@ -29,6 +29,13 @@ def test_the_readme_names_no_build_suite_run_or_issue():
     readme = (ROOT / "README.md").read_text()
     assert history_lines(readme) == []
     assert len(readme.splitlines()) <= README_LINES
+
+
+def test_the_readme_and_the_install_page_give_the_command_ci_runs():
+    command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert command.startswith("python3 -m venv .venv") and "pytest" in command
+    for page in (ROOT / "README.md", ROOT / "docs" / "install.md"):
+        assert f"```bash\n{command}\n```" in page.read_text(), page.name
 
 
 @pytest.mark.parametrize("line", ["at build 22 the demo took 344 s", "builds 20-22 on three CPUs",
