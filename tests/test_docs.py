@@ -1,9 +1,11 @@
 """The docs site builds with warnings as errors (``mkdocs build --strict``), so a broken link, a missing anchor or a
-page left out of the navigation fails the suite."""
+page left out of the navigation fails the suite; the README stays a user's guide (no build, suite-run or issue
+numbers: history goes to CHANGELOG.md and docs/) and gives the test command CI runs."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +14,42 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+README_LINES = 250  # the most lines the README may have
+# what names a piece of the project's history rather than something a user runs: "build 22", "builds 20-22",
+# "suite 33", "issue #32", "issue 32", "#32"
+HISTORY = re.compile(r"\bbuilds?\s+\d|\bsuite\s+\d|\bissues?\s+#?\d|(?<![\w/&])#\d", re.IGNORECASE)
+
+
+def history_lines(text: str) -> list[str]:
+    """The lines of ``text`` that name a build, a suite run or an issue by number."""
+    return [line.strip() for line in text.splitlines() if HISTORY.search(line)]
+
+
+def test_the_readme_names_no_build_suite_run_or_issue():
+    readme = (ROOT / "README.md").read_text()
+    assert history_lines(readme) == []
+    assert len(readme.splitlines()) <= README_LINES
+
+
+def test_the_readme_and_the_install_page_give_the_command_ci_runs():
+    command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert command.startswith("python3 -m venv .venv") and "pytest" in command
+    for page in (ROOT / "README.md", ROOT / "docs" / "install.md"):
+        assert f"```bash\n{command}\n```" in page.read_text(), page.name
+
+
+@pytest.mark.parametrize("line", ["at build 22 the demo took 344 s", "builds 20-22 on three CPUs",
+                                  "Build 21's CI passed", "the suite 33 min 22 s", "as issue #32 allows",
+                                  "issue 32's A/B aims", "see #63", "the Issues 12 and 13"])
+def test_the_history_check_catches_each_way_of_naming_one(line):
+    assert history_lines(f"A user's guide.\n{line}\n") == [line]
+
+
+@pytest.mark.parametrize("line", ["`foilbench demo --size full`", "build the report of all five papers",
+                                  "a 2-core machine", "[docs](docs/install.md#the-demo)", "seed 2's column",
+                                  "the suite's environment variables", "`--format png,svg`", "colour #ff0000"])
+def test_the_history_check_leaves_a_users_guide_alone(line):
+    assert history_lines(line) == []
 
 
 def _build(root: Path, site: Path) -> subprocess.CompletedProcess:

@@ -11,11 +11,18 @@ papers is built from them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from bench.config import ScoreConfig
+    from bench.devkit.train.evaluate import Model
 
 
 @dataclass(frozen=True)
@@ -50,30 +57,133 @@ TABLE_RUNS = ["CLIP", "X-CLIP", "X-CLIP reversed", "Qwen2-VL Yes/No", "Qwen2-VL 
 DEMO_ITEMS = {"contrastive": 300, "xclip": 300, "videollm": 150}
 
 
-def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
-                full: bool = False, progress: bool = True) -> list[Path]:
-    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up into ``out/<benchmark>-<run>``, the
-    trained models in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``. Runs already
-    stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
-    size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored
-    model by model in :data:`DEMO_MODELS`' order, ``ready(name)`` called before each run of model ``name`` (it builds
-    the model, or waits for a build under way); the run folders come back in :data:`DEMO_RUNS`' order, benchmark by
-    benchmark."""
+def _stage(run: str) -> int:
+    """When a set-up's model is built: its place in :data:`DEMO_MODELS` (a copy of a model, such as the biased
+    Qwen2-VL, with the model it copies)."""
+    from bench.devkit.train.build import MODELS
+
+    model = DEMO_RUNS[run].model
+    return DEMO_MODELS.index(MODELS[model].base or model)
+
+
+def scoring_order(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
+    """(run, benchmark) of every set-up on every benchmark, in the order the demo scores them: model by model in the
+    order they are built (:func:`_stage`), and within one model's set-ups benchmark by benchmark, so that a benchmark's
+    runs are all stored as soon as the builds allow and its report notebook can run while the others score."""
+    runs, benchmarks = list(DEMO_RUNS), list(benchmarks)
+    pairs = [(run, benchmark) for run in runs for benchmark in benchmarks]
+    return sorted(pairs, key=lambda p: (_stage(p[0]), benchmarks.index(p[1]), runs.index(p[0])))
+
+
+def demo_model(run: str, home: Path, *, full: bool = False) -> Model:
+    """How the set-up ``run`` of :data:`DEMO_RUNS` is scored (:class:`bench.devkit.train.evaluate.Model`): its trained
+    model in ``home``'s models folder, :data:`DEMO_ITEMS` items per benchmark unless ``full``."""
     from bench.devkit.train import evaluate
     from bench.devkit.train.build import MODELS, models_home
 
-    models, names = {}, {}
-    for run in sorted(DEMO_RUNS, key=lambda run: DEMO_MODELS.index(DEMO_RUNS[run].model)):  # a model's runs together
-        setup = DEMO_RUNS[run]
-        family, folder = MODELS[setup.model].family, str(models_home(home) / setup.model)
-        names[folder] = setup.model
-        models[run] = evaluate.Model(folder, family, setup.protocol, setup.frame_policy,
-                                     limit=None if full else DEMO_ITEMS[family], spread=not full)
+    setup = DEMO_RUNS[run]
+    family = MODELS[setup.model].family
+    return evaluate.Model(str(models_home(home) / setup.model), family, setup.protocol, setup.frame_policy,
+                          limit=None if full else DEMO_ITEMS[family], spread=not full)
+
+
+def demo_configs(out: Path, samples: Mapping, home: Path, *,
+                 full: bool = False) -> dict[tuple[str, str], ScoreConfig]:
+    """The run of each (run, benchmark) of :func:`scoring_order`, in that order, into ``out/<benchmark>-<run>``
+    (:func:`demo_model`)."""
+    from bench.devkit.train import evaluate
+
+    return {(run, benchmark): evaluate.world_configs({run: demo_model(run, home, full=full)}, samples, out,
+                                                     benchmarks=[benchmark])[0]
+            for run, benchmark in scoring_order(list(samples))}
+
+
+def score_world(out: Path, samples: Mapping, home: Path, *, ready: Callable[[str], object] = lambda name: None,
+                full: bool = False, progress: bool = True,
+                finished: Callable[[str, list[Path]], object] = lambda benchmark, paths: None,
+                lane: tuple[Path, str] | None = None, spare: Callable[[], object] = lambda: None) -> list[Path]:
+    """Score every benchmark of ``samples`` with every :data:`DEMO_RUNS` set-up (:func:`demo_configs`). Runs already
+    stored are resumed, not redone; clips are decoded once for every run that asks them with the same frame policy and
+    size, and each model is loaded once; the runner's own messages go to ``out/demo.log``. The set-ups are scored in
+    :func:`scoring_order`, ``ready(name)`` called before each run of model ``name`` (it builds the model, or waits
+    for a build under way) and ``finished(benchmark, paths)`` once every run of a benchmark is stored. With ``lane``
+    (the world's folder and size), the last models' set-ups are shared, benchmark by benchmark, with a second process
+    (:class:`bench.devkit.lane.Lane`, started when they are reached), which scores on the core the build leaves when it
+    ends: the benchmarks whose earlier set-ups cost this process the most CPU time are handed out first, so that the
+    two end close together, and ``spare()`` is called when this process has nothing left to score but the other
+    still scores; should the other fail, this process says so in one line on stderr and scores what it left. The run
+    folders come back in :data:`DEMO_RUNS`' order, benchmark by benchmark."""
+    from bench.devkit.lane import Lane
+    from bench.devkit.train import evaluate
+    from bench.scoring.console import progress_bar
+
+    configs = demo_configs(out, samples, home, full=full)
+    names = {config.model: DEMO_RUNS[run].model for (run, _), config in configs.items()}
+    last = max(_stage(run) for run, _ in configs)
+    shared = [run for run in DEMO_RUNS if _stage(run) == last] if lane else []  # in DEMO_RUNS' order
+    queue = list(dict.fromkeys(benchmark for run, benchmark in configs if run in shared))  # taken from the front
+    cost = dict.fromkeys(samples, 0.0)  # CPU seconds this process spent on each benchmark's runs
+    clock = [time.process_time()]
+    left = {benchmark: sum(b == benchmark for _, b in configs) for benchmark in samples}
+    by_folder = {Path(config.out).resolve(): config for config in configs.values()}
+    stored: dict[str, list[Path]] = {}
+    done: set[Path] = set()  # the run folders stored, by either process
+    lock = threading.Lock()
+    helpers: list[Lane] = []
+    console = sys.stderr  # while scoring, the runner's messages go to the log instead
+
+    def take() -> str | None:
+        with lock:
+            return queue.pop(0) if queue else None
+
+    def after(config, path: Path) -> None:  # a run of either process is stored
+        benchmark = config.source.benchmark
+        with lock:
+            stored.setdefault(benchmark, []).append(path)
+            done.add(Path(config.out).resolve())
+            left[benchmark] -= 1
+            complete = not left[benchmark]
+        if complete:
+            finished(benchmark, stored[benchmark])
+
+    def ours(config, path: Path) -> None:  # a run this process stored
+        now = time.process_time()
+        cost[config.source.benchmark] += now - clock[0]
+        clock[0] = now
+        after(config, path)
+
+    def theirs(path: Path) -> None:  # a run the second process stored
+        shown.update()
+        after(by_folder[path.resolve()], path)
+
+    def mine():
+        """This process's runs: every set-up but the shared ones, then the shared ones of the benchmarks it takes."""
+        yield from (c for (run, _), c in configs.items() if run not in shared)
+        queue.sort(key=lambda benchmark: -cost[benchmark])  # the costliest first (stable: ties in order)
+        if queue:
+            world, size = lane
+            request = {"out": str(out), "home": str(home), "world": str(world), "size": size,
+                       "models": {run: asdict(demo_model(run, home, full=full)) for run in shared}}
+            helpers.append(Lane(request, take, theirs, out / "demo.log"))
+        while (benchmark := take()) is not None:
+            yield from (c for (run, b), c in configs.items() if run in shared and b == benchmark)
+        if helpers:
+            spare()
+            failed = helpers[0].wait()
+            if failed:  # its share is scored here: what it stored is kept, a run it left half done resumes
+                print(f"{failed}: scoring its share here", file=console)
+                yield from (c for c in configs.values() if Path(c.out).resolve() not in done)
+
     out.mkdir(parents=True, exist_ok=True)
-    paths = evaluate.score_world(models, samples, out, bar=progress, log=out / "demo.log",
-                                 before=lambda folder: ready(names[folder]))
+    with progress_bar(total=len(configs), desc="scoring", unit="run", disable=not progress) as shown:
+        try:
+            evaluate.score_configs(mine(), bar=shown, log=out / "demo.log",
+                                   before=lambda folder: ready(names[folder]), after=ours)
+        finally:
+            for helper in helpers:
+                helper.close()
     order = [f"{benchmark}-{evaluate.folder_name(run)}" for run in DEMO_RUNS for benchmark in samples]
-    return sorted(paths, key=lambda path: order.index(path.name))
+    return sorted((p for runs in stored.values() for p in runs), key=lambda path: order.index(path.name))
 
 
 def build_estimate(names: list[str], home: Path) -> str:

@@ -27,8 +27,10 @@ class FrameCache:
         self._pending: dict[tuple, threading.Event] = {}
 
     @staticmethod
-    def key(clip: Clip, frame_policy, backend: str, size) -> tuple:
-        """The cache key of one request."""
+    def key(clip: Clip | tuple[Clip, ...], frame_policy, backend: str, size) -> tuple:
+        """The cache key of one request (of clips played one after another, for a tuple of clips)."""
+        if isinstance(clip, tuple):
+            return tuple(FrameCache.key(c, frame_policy, backend, size) for c in clip)
         try:
             stat = os.stat(clip.path)
             identity = (stat.st_size, stat.st_mtime_ns)
@@ -36,7 +38,7 @@ class FrameCache:
             identity = None
         return (clip.path, identity, clip.start, clip.end, clip.unit, clip.fps, frame_policy, backend, size)
 
-    def get_or_decode(self, clip: Clip, frame_policy, backend: str, size, decode: Callable):
+    def get_or_decode(self, clip: Clip | tuple[Clip, ...], frame_policy, backend: str, size, decode: Callable):
         """The cached frames, or ``decode(clip, policy, backend, size)`` stored for next time. A request for a key
         another thread is decoding waits for that decode instead of repeating it."""
         key = self.key(clip, frame_policy, backend, size)

@@ -138,10 +138,16 @@ def sample_frames(clip: Clip, frame_policy: FramePolicy, *, backend: str = "deco
     if backend not in decode.BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {decode.BACKENDS}")
     if cache is not None:
-        fed = ("order",) if POLICIES[frame_policy.name].seed else ("order", "seed")
-        played = FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k not in fed))
-        return _fed(cache.get_or_decode(clip, played, backend, size, _decode), dict(frame_policy.params), _key(clip))
+        return _fed(cache.get_or_decode(clip, _played(frame_policy), backend, size, _decode),
+                    dict(frame_policy.params), _key(clip))
     return _decode(clip, frame_policy, backend, size)
+
+
+def _played(frame_policy: FramePolicy) -> FramePolicy:
+    """``frame_policy`` without what only orders its frames (the order they are fed in, and a seed that only shuffles):
+    the frames a cache holds, in time order, for the policy and its reversed or shuffled controls alike."""
+    fed = ("order",) if POLICIES[frame_policy.name].seed else ("order", "seed")
+    return FramePolicy(frame_policy.name, tuple((k, v) for k, v in frame_policy.params if k not in fed))
 
 
 def _decode(clip: Clip, frame_policy: FramePolicy, backend: str, size: decode.Size) -> Frames:
@@ -171,15 +177,27 @@ def _fed(frames: Frames, params: dict, key: str) -> Frames:
 
 
 def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float = 2.0, *,
-                  backend: str = "decord", size: decode.Size = None) -> Frames:
+                  backend: str = "decord", size: decode.Size = None, cache=None) -> Frames:
     """Frames of ``clips`` played one after another with ``gap_seconds`` of black between them (Vinoground's video
-    score), the policy applied to the joined timeline at the first clip's frame rate.
+    score), the policy applied to the joined timeline at the first clip's frame rate; through ``cache`` when given, as
+    :func:`sample_frames` (the joined frames decoded once for a policy and its controls, and for every run asking them).
 
     Every clip and every gap must get at least one frame; when the policy leaves one out, its nearest frame is
     added and noted.
     """
     if frame_policy.name == "none":
         return _decode(clips[0], frame_policy, backend, size)
+    key = "|".join(map(_key, clips))
+    if cache is not None:  # the gap goes into the key with the policy
+        joined = cache.get_or_decode(tuple(clips), (_played(frame_policy), gap_seconds), backend, size,
+                                     lambda c, played, b, s: _join(c, played[0], played[1], b, s))
+        return _fed(joined, dict(frame_policy.params), key)
+    return _fed(_join(clips, frame_policy, gap_seconds, backend, size), dict(frame_policy.params), key)
+
+
+def _join(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds: float, backend: str,
+          size: decode.Size) -> Frames:
+    """:func:`sample_joined`'s frames in time order (before the policy's feeding order)."""
     parts = []
     for clip in clips:
         count, fps = decode.probe(clip.path, backend)
@@ -226,8 +244,8 @@ def sample_joined(clips: Sequence[Clip], frame_policy: FramePolicy, gap_seconds:
     frames = [next(streams[seg]) if seg >= 0 else black for seg in segments]
     if params.get("blank"):
         frames, notes = [black] * len(frames), notes + ["frames blanked (no video)"]
-    return _fed(Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips),
-                       notes, segments, window=(0, start)), params, "|".join(map(_key, clips)))
+    return Frames(np.stack(frames), local, [i / rate for i in timeline], rate, "+".join(c.path for c in clips), notes,
+                  segments, window=(0, start))
 
 
 def durations(paths: Sequence[str], backend: str = "decord") -> dict[str, float]:

@@ -10,8 +10,9 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -188,43 +189,110 @@ def build_report(runs: Sequence[str | Path], out: str | Path, chosen_notebooks: 
 
     ``data`` maps a benchmark to an annotation path for notebooks without runs (annotation-only tables). ``jobs``
     notebooks run at once (default: one per CPU core, at most 4); the first failure stops the report. ``pool_by``:
-    item labels by which the index shows accuracy with the runs of one name pooled over benchmarks.
+    item labels by which the index shows accuracy with the runs of one name pooled over benchmarks. Each notebook is
+    given its own benchmark's runs.
     """
-    from tqdm.auto import tqdm
+    report = ReportBuilder(out, data=data, show_published=show_published, formats=formats, n_boot=n_boot,
+                           progress=progress, jobs=jobs, pool_by=pool_by)
+    try:
+        return report.finish(runs, chosen_notebooks)
+    finally:
+        report.close()
 
-    from bench.report.index import write_index
-    from bench.store import read_run
 
-    check_formats(formats)
-    if n_boot < 1:
-        raise ValueError(f"--bootstrap must be at least 1, got {n_boot}")
-    jobs = jobs if jobs is not None else min(4, os.cpu_count() or 1)
-    if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    out = Path(out).resolve()
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: a file is in the way (give a folder)")
-    stored = [read_run(r) for r in runs]
-    chosen = check_request(stored, chosen_notebooks, data or {})
-    data = {k: str(Path(v).resolve()) for k, v in (data or {}).items()}
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [str(Path(r).resolve()) for r in runs]
-    started = time.perf_counter()
-    def run(name: str) -> Path:
-        parameters = {"runs": paths, "out_dir": str(out), "data_path": data.get(name),
-                      "show_published": show_published, "formats": list(formats), "n_boot": n_boot}
-        return run_notebook(name, out, parameters)
+class ReportBuilder:
+    """A report whose paper notebooks can start before every run is scored: :meth:`start` runs a benchmark's notebook
+    on that benchmark's runs (all of them, scored) while the caller goes on, ``early_jobs`` at a time (the cores the
+    caller leaves idle; :meth:`allow` raises it); :meth:`finish` runs the other notebooks, ``jobs`` at a time, and
+    writes the index. The arguments are :func:`build_report`'s, checked here before any notebook runs."""
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool, tqdm(total=len(chosen), desc="notebooks", unit="nb",
-                                                            leave=False, disable=None if progress else True) as bar:
-        futures = {pool.submit(run, name): name for name in chosen}
-        try:
+    def __init__(self, out: str | Path, *, data: dict[str, str] | None = None, show_published: bool = True,
+                 formats: Sequence[str] = ("png", "svg"), n_boot: int = 1000, progress: bool = True,
+                 jobs: int | None = None, pool_by: Sequence[str] = (), early_jobs: int = 1):
+        check_formats(formats)
+        if n_boot < 1:
+            raise ValueError(f"--bootstrap must be at least 1, got {n_boot}")
+        self.jobs = jobs if jobs is not None else min(4, os.cpu_count() or 1)
+        if self.jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {self.jobs}")
+        self.out = Path(out).resolve()
+        if self.out.exists() and not self.out.is_dir():
+            raise ValueError(f"--out {self.out}: a file is in the way (give a folder)")
+        self.given = dict(data or {})  # as the user wrote them (the messages name them so)
+        self.data = {k: str(Path(v).resolve()) for k, v in self.given.items()}
+        self.settings = {"show_published": show_published, "formats": list(formats), "n_boot": n_boot}
+        self.progress, self.pool_by = progress, list(pool_by)
+        self.at_once = max(1, min(early_jobs, self.jobs))  # notebooks that may run at once now
+        self._slots = threading.Semaphore(self.at_once)
+        self._pool = ThreadPoolExecutor(max_workers=self.jobs)
+        self._started: dict[str, tuple[tuple[str, ...], Future]] = {}  # notebook -> (its runs, its future)
+        self._began: float | None = None
+        self.pages: dict[str, Path] = {}  # each notebook's HTML page, once finish has run
+
+    def start(self, benchmark: str, runs: Sequence[str | Path]) -> bool:
+        """Start ``benchmark``'s notebook on ``runs`` (that benchmark's runs, every one of them scored); False when
+        the benchmark has no paper notebook."""
+        if benchmark not in notebooks():
+            return False
+        paths = tuple(sorted(str(Path(r).resolve()) for r in runs))
+        self._started[benchmark] = (paths, self._pool.submit(self._run, benchmark, paths))
+        return True
+
+    def allow(self, jobs: int) -> None:
+        """Let up to ``jobs`` notebooks run at once from now on (at most the builder's ``jobs``; never fewer than
+        before): the caller has left more cores idle."""
+        more = min(jobs, self.jobs) - self.at_once
+        for _ in range(max(0, more)):
+            self._slots.release()
+        self.at_once += max(0, more)
+
+    def done(self) -> list[str]:
+        """The notebooks that have run to their end so far, in the order they were started."""
+        return [name for name, (_, future) in self._started.items() if future.done()]
+
+    def _run(self, name: str, paths: Sequence[str]) -> Path:
+        with self._slots:
+            if self._began is None:
+                self._began = time.perf_counter()
+            self.out.mkdir(parents=True, exist_ok=True)
+            parameters = {"runs": list(paths), "out_dir": str(self.out), "data_path": self.data.get(name),
+                          **self.settings}
+            return run_notebook(name, self.out, parameters)
+
+    def finish(self, runs: Sequence[str | Path], chosen_notebooks: Sequence[str] | None = None) -> Path:
+        """Run the chosen notebooks (default: every paper with a run, or with a data path) that :meth:`start` did not
+        start on the same runs of their benchmark, work out the index's sections that read the runs alone while they
+        run, wait for them and write the index; its path."""
+        from tqdm.auto import tqdm
+
+        from bench.report.index import run_sections, write_index
+        from bench.store import read_run
+
+        stored = [read_run(r) for r in runs]
+        chosen = check_request(stored, chosen_notebooks, self.given)
+        mine: dict[str, list[str]] = {}
+        for run, path in zip(stored, runs):
+            mine.setdefault(run.manifest.benchmark, []).append(str(Path(path).resolve()))
+        for name in chosen:
+            paths = tuple(sorted(mine.get(name, [])))
+            earlier = self._started.get(name)
+            if earlier is None or earlier[0] != paths:
+                if earlier is not None:
+                    wait([earlier[1]])  # started on other runs: its outputs are written again, not beside it
+                self._started[name] = (paths, self._pool.submit(self._run, name, paths))
+        self.allow(self.jobs)
+        self.out.mkdir(parents=True, exist_ok=True)
+        sections = run_sections(self.out, stored, self.pool_by)  # here, while the notebooks run
+        futures = {self._started[name][1]: name for name in chosen}
+        with tqdm(total=len(chosen), desc="notebooks", unit="nb", leave=False,
+                  disable=None if self.progress else True) as bar:
             for done in as_completed(futures):
                 done.result()
                 bar.update()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-    pages = {name: future.result() for future, name in sorted(futures.items(), key=lambda f: chosen.index(f[1]))}
-    return write_index(out, stored, pages, time.perf_counter() - started, pool_by)
+        self.pages = {name: self._started[name][1].result() for name in chosen}
+        seconds = time.perf_counter() - (self._began or time.perf_counter())
+        return write_index(self.out, stored, self.pages, seconds, self.pool_by, sections)
+
+    def close(self) -> None:
+        """Cancel the notebooks not yet running and wait for those that are (after a failure or an interrupt)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -120,11 +121,42 @@ def _entry_html(benchmark: str, entry: Mapping, folder: Path) -> str:
             "</figcaption></figure>")
 
 
+@dataclass(frozen=True)
+class RunSections:
+    """The parts of the index that come from the runs alone, not from the notebooks (:func:`run_sections`): accuracy by
+    each pooled label, the controls, the models compared and the runs table, as HTML."""
+
+    pooled: dict[str, str]
+    controls: str
+    compared: str
+    runs: str
+
+
+def run_sections(out: Path, runs: Sequence[Run], pool_by: Sequence[str] = ()) -> RunSections:
+    """The index's sections that read the runs alone (with their figures and CSVs in ``out``): worked out while the
+    notebooks run (:class:`bench.report.build.ReportBuilder`), each run judged once for all of them."""
+    judged = Judgements()
+    pooled = {label: pooled_section(out, runs, label, judged) for label in pool_by}
+    controls = controls_section(out, runs, pool_by, judged)
+    compared = models_compared_section(out, runs, pool_by, judged)
+    listed = runs_frame(runs)
+    listed.to_csv(out / "runs.csv", index=False)
+    runs_table = Table(listed.drop(columns="path").set_index("run"), listed)
+    table = ("<p>No run was given.</p>" if not runs else
+             table_html(runs_table, "Runs and their manifests",
+                        "What each run scored and how: model, family, protocol, frame policy, prompt, the score "
+                        "measure, items asked (and the limit), failures, status, the commit it was scored at and "
+                        "when, and its folder (full paths in runs.csv)."))
+    return RunSections(pooled, controls, compared, table)
+
+
 def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], seconds: float,
-                pool_by: Sequence[str] = ()) -> Path:
-    """``index.html``: headline, accuracy by each label of ``pool_by`` pooled over benchmarks, runs, then each
-    paper's tables and figures; returns its path."""
-    sections = []
+                pool_by: Sequence[str] = (), sections: RunSections | None = None) -> Path:
+    """``index.html``: headline, accuracy by each label of ``pool_by`` pooled over benchmarks, controls, models
+    compared, runs, then each paper's tables and figures; returns its path. ``sections``: :func:`run_sections` of
+    the same runs and labels, already worked out (default: worked out here)."""
+    sections = sections or run_sections(out, runs, pool_by)
+    papers = []
     for benchmark, page in pages.items():
         listing = out / benchmark / CONTENTS
         contents = json.loads(listing.read_text()) if listing.is_file() else {"entries": []}
@@ -133,15 +165,13 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
                 f"<p class='meta'>The executed notebook, with its code: <a href='{page.relative_to(out)}'>"
                 f"{html.escape(page.stem)} notebook</a>.</p>"]
         body += [_entry_html(benchmark, e, out / benchmark) for e in contents["entries"] if e["name"] != "headline"]
-        sections.append("\n".join(body))
+        papers.append("\n".join(body))
     headline = headline_table(out, list(pages))
     commits = sorted({str((r.manifest.versions or {}).get("git_commit") or "")[:10] for r in runs} - {""})
     built = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     nav = " ".join(f"<a href='#{b}'>{html.escape(spec(b).title)}</a>" for b in pages)
-    judged = Judgements()  # each run judged once for every section below
-    pooled = {label: pooled_section(out, runs, label, judged) for label in pool_by}
     pooled_nav = "".join(f"<a href='#by-{label}'>By {html.escape(label.replace('_', ' '))}</a> "
-                         for label, section in pooled.items() if section)
+                         for label, section in sections.pooled.items() if section)
     parts = ["<h1>Foilbench report</h1>",
              f"<p class='meta'>{len(runs)} run(s), {len(pages)} paper(s); built {built} in {seconds:.0f} s by "
              f"foilbench {__version__}; runs scored at commit(s) {', '.join(commits) or 'unknown'}.</p>",
@@ -154,20 +184,9 @@ def write_index(out: Path, runs: Sequence[Run], pages: Mapping[str, Path], secon
         parts.append(_raw_table_html(headline))
     else:
         parts.append("<p>No run was scored: the notebooks show annotation statistics only.</p>")
-    parts += pooled.values()
-    parts += [controls_section(out, runs, pool_by, judged), models_compared_section(out, runs, pool_by, judged)]
-    parts.append("<h2 id='runs'>Runs</h2>")
-    listed = runs_frame(runs)
-    listed.to_csv(out / "runs.csv", index=False)
-    runs_table = Table(listed.drop(columns="path").set_index("run"), listed)
-    if not runs:
-        parts.append("<p>No run was given.</p>")
-    else:
-        parts.append(table_html(runs_table, "Runs and their manifests",
-                                "What each run scored and how: model, family, protocol, frame policy, prompt, the "
-                                "score measure, items asked (and the limit), failures, status, the commit it was "
-                                "scored at and when, and its folder (full paths in runs.csv)."))
-    parts += sections
+    parts += sections.pooled.values()
+    parts += [sections.controls, sections.compared, "<h2 id='runs'>Runs</h2>", sections.runs]
+    parts += papers
     index = out / "index.html"
     index.write_text(page_html("Foilbench report", "\n".join(parts)))
     return index

@@ -57,12 +57,15 @@ def decoded_chunks(chunks: Sequence[tuple[int, list[Item]]], frame_policy: Frame
 
 class ChunkVideos:
     """The videos a chunk's requests name: prefetched clips (as the backend encoded them, when it did), and clips
-    joined by a black gap decoded on demand, each with its frames' true times (:class:`~bench.frames.Frames`); it
-    records the frame indices and notes of every video used, per item."""
+    joined by a black gap decoded on demand (through ``cache`` when given, so that the runs after the first one asking
+    them find them decoded), each with its frames' true times (:class:`~bench.frames.Frames`); it records the frame
+    indices and notes of every video used, per item."""
 
     def __init__(self, items: Sequence[Item], decoded: dict[tuple[str, int], Frames], frame_policy: FramePolicy,
-                 backend: str, size, encoded: dict[tuple[str, int], object] | None = None):
+                 backend: str, size, encoded: dict[tuple[str, int], object] | None = None,
+                 cache: FrameCache | None = None):
         self.items = {it.item_id: it for it in items}
+        self.cache = cache  # where joined clips are kept for the next request (another run) asking them
         self.decoded = decoded
         self.encoded = encoded or {}
         self.frame_policy = frame_policy
@@ -90,7 +93,7 @@ class ChunkVideos:
             else:
                 item = self.items[item_id]
                 frames = sample_joined([item.clips[c] for c in clips], self.frame_policy, backend=self.backend,
-                                       size=self.size)
+                                       size=self.size, cache=self.cache)
                 out[ref] = frames
             self.used.setdefault(item_id, {})["+".join(map(str, clips))] = frames.indices
             self.notes.setdefault(item_id, []).extend(n for n in frames.notes if n not in self.notes[item_id])

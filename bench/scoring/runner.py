@@ -157,7 +157,8 @@ def _score(config: ScoreConfig, plan: Plan, ranks: Ranks, group: Group, lock: Ru
         try:
             for chunk in decoded_chunks([c for c in todo if c[0] in mine], frame_policy, config.decoder, size,
                                         shared.frames, workers, backend.encode):
-                videos = ChunkVideos(chunk.items, chunk.decoded, frame_policy, config.decoder, size, chunk.encoded)
+                videos = ChunkVideos(chunk.items, chunk.decoded, frame_policy, config.decoder, size, chunk.encoded,
+                                     shared.frames)
                 backend.reset()
                 if not checked and chunk.items:
                     check_backend(backend, protocol, chunk.items, videos, plan.blind, batch_size)

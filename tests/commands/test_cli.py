@@ -60,7 +60,12 @@ def test_main_job_on_the_generated_world(trained_world, tmp_path):
     runs = sorted(p.parent for p in (home / "runs" / "sample-small").rglob("manifest.json"))
     assert len(runs) == 5 * len(DEMO_RUNS) and (home / "runs" / "sample-small" / "demo.log").stat().st_size > 0
     assert (home / "reports" / "sample-small" / "index.html").is_file()
-    assert re.search(r"done in \d+ s \(world \d+ s, scoring \d+ s, report [1-9]\d* s\)", done.stdout)
+    done_in = re.search(r"done in \d+ s \(world \d+ s, scoring \d+ s, report [1-9]\d* s(; (\d) of the 5 report "
+                        r"notebooks ran beside the scoring)?\)", done.stdout)
+    assert done_in, done.stdout
+    early = re.search(r"4/4 the report of all five papers \(papermill(; the notebooks of ([a-z, ]+) ran beside the "
+                      r"scoring)?\)", done.stdout)
+    assert early and len(early[2].split(", ") if early[2] else []) == int(done_in[2] or 0)
     assert "(already built)" in done.stdout and "the models were already built" in done.stdout
     assert "background" not in done.stdout  # nothing to build: no child started
     recorded = reference()

@@ -1,9 +1,11 @@
 """The world's Qwen2-VL, piece by piece on the architecture the build makes: the laid-out questions give the model's
-own forward pass, a clip backwards is its frames reversed, a question is asked in both option orders, the tower learns
+own forward pass, a clip backwards is its frames reversed, the tower's stacked input is every clip's processed pixels
+(both ways), a question is asked in both option orders, the tower learns
 its reserved block, the text layers cannot see the video, and the biased copy's lean is where it is put."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,8 +15,9 @@ import torch
 from bench.devkit.train import videollm
 from bench.devkit.train.models import build_qwen2vl, qwen_tokenizer
 from bench.devkit.train.videollm import (RESERVED, SINK, VIDEO_BLOCK, VIDEO_FLAG, Questions, Read, Recipe, Video,
-                                         _backwards, _choices, distil_tower, lay_out, lean, normed, states,
-                                         video_inputs)
+                                         _backwards, _choices, _play_backwards, distil_tower, lay_out, lean,
+                                         normed, stacked_inputs, states, video_inputs)
+from bench.devkit.world.split import Example, Pair, Split
 from bench.scoring import prompts
 
 FRAMES = 8
@@ -91,6 +94,20 @@ def test_a_clip_backwards_gives_the_tokens_of_its_frames_reversed(qwen):
     assert torch.allclose(flipped.tokens, reversed_.tokens, atol=1e-5)
 
 
+def test_the_stacked_pixels_are_every_clips_processed_pixels_both_ways(qwen):
+    _, processor = qwen
+    clips = _clips(3, seed=4)
+    videos = video_inputs(processor, clips)
+    pixels, grid = stacked_inputs(processor, clips)
+    assert torch.equal(grid, videos[0]["video_grid_thw"])
+    assert torch.equal(pixels, torch.cat([v["pixel_values_videos"] for v in videos]))  # bit for bit: the same build
+    _play_backwards(pixels, grid, processor)
+    assert torch.equal(pixels, torch.cat([_backwards(v, processor)["pixel_values_videos"] for v in videos]))
+    assert not torch.equal(pixels, torch.cat([v["pixel_values_videos"] for v in videos]))
+    with pytest.raises(ValueError, match="clip 1 is processed to another grid"):
+        stacked_inputs(processor, [clips[0], np.zeros((2 * FRAMES, 84, 84, 3), dtype=np.uint8)])
+
+
 def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and_at_b():
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -107,13 +124,14 @@ def test_an_ab_question_is_asked_in_both_option_orders_with_the_caption_at_a_and
 
 def test_the_tower_learns_the_reserved_block_and_writes_nothing_else(qwen):
     model, processor = qwen
-    videos = video_inputs(processor, _clips(4, seed=2))
+    clips = _clips(4, seed=2)
+    videos = video_inputs(processor, clips)
     width = model.config.text_config.hidden_size
     embeddings = torch.nn.functional.normalize(torch.randn(8, width, generator=torch.Generator().manual_seed(1)), dim=-1)
     teacher = SimpleNamespace(video={(i, b): embeddings[2 * i + b] for i in range(4) for b in (False, True)})
     basis = torch.linalg.qr(torch.randn(width, 8, generator=torch.Generator().manual_seed(2)))[0].T
     targets = torch.stack([teacher.video[k] @ basis.T for k in sorted(teacher.video)])
-    tokens = distil_tower(model, processor, videos, teacher, basis, Recipe(1, tower_steps=200, tower_batch=8),
+    tokens = distil_tower(model, processor, clips, teacher, basis, Recipe(1, tower_steps=200, tower_batch=8),
                           np.random.default_rng(0))
     found = torch.stack([tokens[k].tokens for k in sorted(teacher.video)])
     error = ((found[..., VIDEO_BLOCK] - targets[:, None]) ** 2).mean() / targets.var()
@@ -157,3 +175,14 @@ def test_the_lean_adds_its_margin_to_yes_and_a_only(qwen):
     changed = (model.lm_head.weight != before).any(-1).nonzero().flatten().tolist()
     assert sorted(changed) == sorted([questions.answer["Yes"], questions.answer["A"]])
     assert normed(model, torch.ones(1, 4)).allclose(torch.ones(1, 4), atol=1e-4)
+
+
+def test_a_prompt_added_for_another_benchmark_leaves_the_world_tokenizers_corpus_as_it_is(monkeypatch):
+    split = Split(Path("split"), [Example("v.mp4", ("a red circle moves left", "a red circle moves right"), "direction",
+                                         "move/direction")],
+                  [Pair(("a.mp4", "b.mp4"), ("a blue square grows", "a blue square shrinks"), "state", "change/state")])
+    before = videollm.corpus(split)
+    assert all(prompts.PROMPTS[name] in before for name in videollm.WORLD_PROMPTS)
+    monkeypatch.setitem(prompts.PROMPTS, "another-benchmark", "Is {caption} what happens? Reply Oui or Non.")
+    monkeypatch.setitem(prompts.OPTION_STYLE, "another-benchmark", str.upper)
+    assert videollm.corpus(split) == before

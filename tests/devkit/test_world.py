@@ -4,8 +4,10 @@ time reversals, the full suite has enough items per foil type, and the training 
 from __future__ import annotations
 
 import collections
+import fcntl
 import math
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -248,6 +250,29 @@ def test_atp_hard_count_foils_say_a_smaller_number_as_often_as_a_larger_one(full
             larger.update(c > true for c in counts if c != true)
     assert larger.total() >= 100
     assert 0.4 <= larger[True] / larger.total() <= 0.6, dict(larger)
+
+
+def test_the_training_split_written_by_several_processes_is_the_same_bytes(tmp_path):
+    serial = training_split(tmp_path / "one", videos_per_kind=2, pairs=len(draw.PAIRS))
+    parallel = training_split(tmp_path / "two", videos_per_kind=2, pairs=len(draw.PAIRS), workers=2)
+    assert parallel.examples == serial.examples and parallel.pairs == serial.pairs
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert len(files) == len({e.video for e in serial.examples}) + 2 * len(serial.pairs) + 1  # the videos, the index
+    assert all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes() for f in files)
+
+
+def test_a_second_writer_of_the_training_split_waits_for_the_first(tmp_path):
+    folder = tmp_path / ".split"
+    with open(tmp_path / ".split.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a first writer holds it
+        found = []
+        waiting = threading.Thread(target=lambda: found.append(training_split(folder, videos_per_kind=1, pairs=1)))
+        waiting.start()
+        waiting.join(1.0)
+        assert waiting.is_alive() and not found and not folder.exists()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiting.join(120)
+    assert found and (folder / "split.json").is_file()
 
 
 def test_training_split_is_deterministic_covers_every_kind_and_is_disjoint_from_the_suite(full_plan, tmp_path):

@@ -1,5 +1,6 @@
 """Shortcut controls: each control's frame policy, derived from the run's own, read back from a manifest's policy;
-shuffled frames are a seeded permutation per clip; the blind control of a similarity model is one black frame."""
+shuffled frames are a seeded permutation per clip, decoded once for every order (joined clips too); the blind control
+of a similarity model is one black frame."""
 
 from __future__ import annotations
 
@@ -76,6 +77,20 @@ def test_shuffled_frames_are_the_same_frames_in_another_order_decoded_once(video
     assert sorted(shuffled.indices) == forward.indices and shuffled.indices != forward.indices
     assert read_numbers(shuffled.array) == shuffled.indices
     assert sample_frames(Clip(video), policy("uniform", k=8, order="shuffle", seed=0)).indices == shuffled.indices
+
+
+def test_joined_clips_through_the_cache_are_the_frames_decoded_without_it_once_for_every_order(video, tmp_path):
+    other = str(write_video(tmp_path / "other.mp4", numbered(30)[::-1].copy(), FPS))
+    clips, cache = [Clip(video), Clip(other)], FrameCache()
+    for order in ("forward", "reverse", "shuffle", "forward"):
+        chosen = policy("uniform", k=12, order=order)
+        alone, cached = sample_joined(clips, chosen), sample_joined(clips, chosen, cache=cache)
+        assert np.array_equal(cached.array, alone.array) and cached.indices == alone.indices
+        assert (cached.segments, cached.notes, cached.timestamps) == (alone.segments, alone.notes, alone.timestamps)
+    assert (cache.hits, cache.misses) == (3, 1)
+    sample_joined(clips, policy("uniform", k=12), gap_seconds=1.0, cache=cache)  # another gap: another entry
+    sample_joined(clips[::-1], policy("uniform", k=12), cache=cache)  # the other clip first: another entry
+    assert cache.misses == 3
 
 
 def test_a_blank_frame_is_black_at_the_clip_size(video):

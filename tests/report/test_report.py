@@ -321,3 +321,57 @@ def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book["cells"]
                    if c["cell_type"] == "code")
         assert any("parameters" in c["metadata"].get("tags", []) for c in book["cells"])
+
+
+def _fake_notebooks(monkeypatch) -> list[tuple[str, list[str]]]:
+    """Notebook runs recorded instead of executed (name, the runs given), each writing a page."""
+    from bench.report import build
+
+    calls = []
+
+    def run(name: str, out: Path, parameters: dict) -> Path:
+        calls.append((name, sorted(parameters["runs"])))
+        page = out / "notebooks" / f"{name}.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(name)
+        return page
+
+    monkeypatch.setattr(build, "run_notebook", run)
+    return calls
+
+
+def _of(runs, benchmark: str) -> list[str]:
+    return sorted(str(Path(r).resolve()) for r in runs if read_run(r).manifest.benchmark == benchmark)
+
+
+def test_each_notebook_gets_its_own_benchmarks_runs_and_one_started_early_runs_once(scored, tmp_path, monkeypatch):
+    from bench.report.build import ReportBuilder
+
+    calls = _fake_notebooks(monkeypatch)
+    report = ReportBuilder(tmp_path / "out", progress=False, jobs=2, n_boot=N_BOOT, pool_by=[LABEL])
+    try:
+        assert report.start("velociti", _of(scored, "velociti")) and not report.start("no-such-paper", scored)
+        index = report.finish(scored)
+    finally:
+        report.close()
+    benchmarks = sorted({read_run(r).manifest.benchmark for r in scored})
+    assert sorted(name for name, _ in calls) == benchmarks  # velociti's notebook once, though started before
+    assert all(runs == _of(scored, name) for name, runs in calls)
+    assert sorted(report.done()) == benchmarks and list(report.pages) == [b for b in notebooks() if b in benchmarks]
+    page = index.read_text()
+    assert "id='by-foil_type'" in page and "id='runs'" in page and all(f"id='{b}'" in page for b in benchmarks)
+
+
+def test_a_notebook_started_on_other_runs_of_its_benchmark_runs_again_on_those_given_at_the_end(scored, tmp_path,
+                                                                                                monkeypatch):
+    from bench.report.build import ReportBuilder
+
+    calls = _fake_notebooks(monkeypatch)
+    report = ReportBuilder(tmp_path / "out", progress=False, jobs=2, n_boot=N_BOOT)
+    velociti = _of(scored, "velociti")
+    try:
+        report.start("velociti", velociti[:1])
+        report.finish([r for r in scored if str(Path(r).resolve()) in velociti])
+    finally:
+        report.close()
+    assert calls == [("velociti", velociti[:1]), ("velociti", velociti)]

@@ -152,12 +152,14 @@ class Background:
     """The models ``names`` (with the models they need) built in a pinned child process while this one goes on (the
     demo scores each model's set-ups as soon as that model is built; :func:`trained_models` waits for it). Nothing is
     started when all are current. The child's output (its progress bars with ``progress``) goes to ``log``, else to
-    this process's."""
+    this process's; ``ended()`` is called when the child ends."""
 
     def __init__(self, names: list[str], home: str | Path | None = None, *, seed: int = DEFAULT_SEED,
-                 scale: Scale = FULL, log: Path | None = None, progress: bool = False, poll: float = 0.25):
+                 scale: Scale = FULL, log: Path | None = None, progress: bool = False, poll: float = 0.25,
+                 ended: Callable[[], object] = lambda: None):
         _known(names)
         self.root, self.seed, self.scale, self.log, self.poll = models_home(home), seed, scale, log, poll
+        self.ended = ended  # called (on a thread of its own) when the child ends
         self.started = time.perf_counter()
         self.finished: float | None = None
         self.todo = _stale(needed(names), self.root, seed, scale)
@@ -170,6 +172,7 @@ class Background:
     def _ended(self) -> None:
         self.child.wait()
         self.finished = time.perf_counter() - self.started
+        self.ended()
 
     def ready(self, name: str) -> Path:
         """The folder of ``name`` once it is built (waiting for the child as long as it builds it); a one-line
@@ -277,6 +280,7 @@ def _ensure(name: str, root: Path, seed: int, scale: Scale, progress: bool) -> P
             os.replace(tmp / "model", target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            pinned.release_memory()  # what this build held, before the next one builds
     return target
 
 
@@ -289,13 +293,25 @@ def _current(target: Path, stamp: dict) -> bool:
     return found == stamp
 
 
+def split_of(home: str | Path | None = None, *, seed: int = DEFAULT_SEED, scale: Scale = FULL) -> Split:
+    """The training split the models of ``home`` are built on (:func:`_split`; the demo writes it on every core
+    before its build child needs it, and the child waits for it meanwhile)."""
+    return _split(models_home(home), seed, scale)
+
+
+def _split(root: Path, seed: int, scale: Scale) -> Split:
+    """The training split in the models folder ``root``, generated first when absent by one process per core (at most
+    4; a process asking for it meanwhile waits for it)."""
+    return training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed, min(4, os.cpu_count() or 1))
+
+
 _DECODED: dict[tuple, Decoded] = {}
 
 
 def training_data(root: Path, scale: Scale, seed: int, fit, progress: bool = True) -> Decoded:
     """The training split under ``root`` decoded to the frame size ``fit`` (a backend's
     :meth:`~bench.scoring.backends.base.Backend.frame_fit`), once per process."""
-    split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+    split = _split(root, seed, scale)
     key = (str(split.root), scale, seed, fit)
     if key not in _DECODED:
         with _bar(progress, len(_clips(split)), "decoding the training split", "clip") as bar:
@@ -328,7 +344,7 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start
         shutil.copytree(base, out)
         (out / STAMP).unlink()
     elif spec.family == "videollm":
-        split = training_split(root / ".split", scale.videos_per_kind, scale.pairs, seed)
+        split = _split(root, seed, scale)
         _save(*build_qwen2vl(qwen_tokenizer(videollm.corpus(split)), FRAMES), out)
     else:
         tokenizer = clip_tokenizer(out / ".vocab")
@@ -342,6 +358,7 @@ def _build(spec: Spec, out: Path, base: Path | None, teacher: Path | None, start
     recipe = spec.recipe.scaled(scale.steps)
     with torch_threads(THREADS):
         taught = teacher_view(MODELS[spec.teacher], teacher, root, scale, seed, data, progress) if teacher else None
+        pinned.release_memory()  # the teacher's inputs, before training holds its own
         with _bar(progress, recipe.total_steps, f"training {name}", "step") as bar, \
                 patches_as_products(backend.model):
             fit = _TRAIN[spec.family](backend, data, recipe, seed, bar.update, taught)

@@ -12,7 +12,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,19 +56,29 @@ def world_configs(models: Mapping[str, Model], suite: Mapping, out: str | Path, 
 def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
                 benchmarks: Sequence[str] | None = None, progress: bool = False, bar: bool = False,
                 log: Path | None = None, before: Callable[[str], object] | None = None) -> list[Path]:
-    """Score :func:`world_configs` (runs already stored are resumed, and scored again when they cannot be: scored
-    before the world's models or files were rebuilt; each clip decoded, model loaded and file read once for all of
-    them); the run folders, in that order. ``progress``: each run's own progress bar; ``bar``: one bar over the runs;
-    ``log``: a file the runner's messages are appended to instead of stderr; ``before``: called with each run's model
-    path before the run is scored (the demo waits there for a model still being built)."""
+    """Score :func:`world_configs` with :func:`score_configs` (``bar``: one bar over the runs); the run folders, in
+    that order."""
     from bench.scoring.console import progress_bar
+
+    configs = world_configs(models, suite, out, benchmarks=benchmarks, progress=progress)
+    with progress_bar(total=len(configs), desc="scoring", unit="run", disable=not bar) as shown:
+        return score_configs(configs, bar=shown, log=log, before=before)
+
+
+def score_configs(configs: Iterable[ScoreConfig], *, bar=None, log: Path | None = None,
+                  before: Callable[[str], object] | None = None,
+                  after: Callable[[ScoreConfig, Path], object] | None = None) -> list[Path]:
+    """Score ``configs`` one after another, as they come (runs already stored are resumed, and scored again when they
+    cannot be: scored before the world's models or files were rebuilt; each clip decoded, model loaded and file read
+    once for all of them); the run folders, in that order. ``bar``: a progress bar told of each run; ``log``: a file
+    the runner's messages are appended to instead of stderr; ``before``: called with each run's model path before the
+    run is scored (the demo waits there for a model still being built); ``after``: called with each run's config and
+    folder once it is stored."""
     from bench.scoring.runner import score
     from bench.scoring.shared import Shared
     from bench.store import RunMismatch
 
     shared = Shared()
-    configs = progress_bar(iterable=world_configs(models, suite, out, benchmarks=benchmarks, progress=progress),
-                           desc="scoring", unit="run", disable=not bar)
     paths = []
     with contextlib.ExitStack() as stack:
         if log is not None:
@@ -76,13 +86,18 @@ def score_world(models: Mapping[str, Model], suite: Mapping, out: str | Path, *,
         for config in configs:
             if before is not None:
                 before(config.model)
-            configs.set_postfix_str(f"{config.name} on {config.source.benchmark}")
+            if bar is not None:
+                bar.set_postfix_str(f"{config.name} on {config.source.benchmark}")
             try:
                 paths.append(Path(score(config, shared)))
             except RunMismatch as stale:
                 print(f"{stale}: scoring it again", file=sys.stderr)
                 shutil.rmtree(config.out)
                 paths.append(Path(score(config, shared)))
+            if bar is not None:
+                bar.update()
+            if after is not None:
+                after(config, paths[-1])
     return paths
 
 

@@ -63,6 +63,20 @@ def no_onednn() -> None:
     torch.backends.mkldnn.enabled = False
 
 
+def release_memory() -> None:
+    """Collect Python's garbage and hand the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere), between a build's stages: the child's resident memory is then what it holds, not what it held. Nothing
+    computed changes."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def mkl_branch() -> str | None:
     """The code branch MKL runs in this process (``COMPATIBLE``, ``AVX2``, ``AUTO``...; None where torch carries no MKL,
     as on ARM or with OpenBLAS): what MKL itself reports, not what the environment asked for."""
@@ -90,14 +104,18 @@ def built_with() -> dict:
             "env": {k: os.environ.get(k) for k in sorted(PINNED)}}
 
 
-def environment() -> dict[str, str]:
-    """The environment of a pinned child: this process's, with :data:`PINNED`, :data:`INSIDE` and this checkout's
-    ``bench`` first on the path (however the parent found it)."""
+def this_checkout() -> dict[str, str]:
+    """This process's environment with this checkout's ``bench`` first on the path (however this process found it):
+    what a child process of the demo starts with."""
     import bench
 
     root = str(Path(bench.__file__).resolve().parent.parent)
-    return {**os.environ, **PINNED, INSIDE: "1",
-            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def environment() -> dict[str, str]:
+    """The environment of a pinned child: :func:`this_checkout`'s, with :data:`PINNED` and :data:`INSIDE`."""
+    return {**this_checkout(), **PINNED, INSIDE: "1"}
 
 
 def start(names: list[str], home: Path, seed: int, scale: dict, progress: bool,

@@ -49,6 +49,11 @@ from bench.registry import spec
 from bench.scoring import prompts
 from bench.scoring.backends.videollm import chat_prompt
 
+# The prompts the world's Video-LLM learns the words of (the five benchmarks' and ours), in the order the tokenizer's
+# corpus holds them: fixed, so that a prompt added for another benchmark leaves the tokenizer, and with it every model
+# byte, as it is.
+WORLD_PROMPTS = ("velociti-entail", "velociti-mcq", "videocon-entail", "vinoground-text", "vinoground-video",
+                 "vitatecs-mc", "yes-no", "choice")
 ENTAIL_PROMPTS = ("velociti-entail", "videocon-entail", "yes-no")
 CHOICE_PROMPTS = ("velociti-mcq", "vinoground-text", "vitatecs-mc", "choice")  # two options; more: "choice" only
 VIDEO_CHOICE = spec("vinoground").prompts["video_choice"]  # which of two joined clips a caption is about
@@ -100,16 +105,33 @@ class Recipe(Schedule):
 
 
 def corpus(split: Split) -> list[str]:
-    """The texts the tokenizer must know: every claim of the split in every style and option style, the prompts,
-    the answers."""
+    """The texts the tokenizer must know: every claim of the split in every style and option style, the world's
+    prompts (:data:`WORLD_PROMPTS`), the answers."""
     texts = {t for e in split.examples for t in e.texts} | {c for p in split.pairs for c in p.captions}
-    lines = [styled(t) for t in sorted(texts) for styled in (*STYLES, *prompts.OPTION_STYLE.values())]
-    return lines + list(prompts.PROMPTS.values()) * 20 + ["Yes", "No", *prompts.letters(5)] * 200
+    options = [prompts.OPTION_STYLE[name] for name in WORLD_PROMPTS if name in prompts.OPTION_STYLE]
+    lines = [styled(t) for t in sorted(texts) for styled in (*STYLES, *options)]
+    return lines + [prompts.PROMPTS[name] for name in WORLD_PROMPTS] * 20 + ["Yes", "No", *prompts.letters(5)] * 200
 
 
 def video_inputs(processor, frames: list[np.ndarray]) -> list[dict[str, torch.Tensor]]:
     """Each clip through the model's video processor, as the backend's processor call does."""
     return [dict(processor.video_processor(videos=[clip], return_tensors="pt")) for clip in frames]
+
+
+def stacked_inputs(processor, frames: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(pixels, grid): :func:`video_inputs`' ``pixel_values_videos`` of every clip stacked in one tensor (clip ``i``'s
+    rows at ``i * rows``: their ``torch.cat``), filled clip by clip so that no tensor per clip is kept beside it, and
+    the ``video_grid_thw`` every clip shares (a clip with another grid is refused)."""
+    first = video_inputs(processor, frames[:1])[0]
+    rows = first["pixel_values_videos"]
+    pixels = torch.empty((len(frames) * len(rows), *rows.shape[1:]), dtype=rows.dtype)
+    pixels[:len(rows)] = rows
+    for i, clip in enumerate(frames[1:], 1):
+        video = video_inputs(processor, [clip])[0]
+        if not torch.equal(video["video_grid_thw"], first["video_grid_thw"]):
+            raise ValueError(f"clip {i} is processed to another grid than clip 0's: the tower trains on one grid")
+        pixels[i * len(rows):(i + 1) * len(rows)] = video["pixel_values_videos"]
+    return pixels, first["video_grid_thw"]
 
 
 class Questions:
@@ -216,6 +238,15 @@ def _backwards(video: dict, processor) -> dict:
             "video_grid_thw": video["video_grid_thw"]}
 
 
+def _play_backwards(pixels: torch.Tensor, grid: torch.Tensor, processor) -> None:
+    """:func:`stacked_inputs`' pixels turned, in place and clip by clip, into those of the clips played backwards
+    (each clip's rows as :func:`_backwards` gives them)."""
+    rows = int(grid.prod())
+    for start in range(0, len(pixels), rows):
+        clip = {"pixel_values_videos": pixels[start:start + rows], "video_grid_thw": grid}
+        pixels[start:start + rows] = _backwards(clip, processor)["pixel_values_videos"]  # a copy: flip copies
+
+
 def train(model, processor, frames: list[np.ndarray], data: Decoded, recipe: Recipe, seed: int,
           tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> dict[str, float]:
     """Make ``model`` in place from the untrained one: :func:`distil_tower`, :func:`learn_text`, :func:`assemble`
@@ -230,7 +261,7 @@ def train(model, processor, frames: list[np.ndarray], data: Decoded, recipe: Rec
         raise ValueError("the Qwen2-VL is fitted to a teacher")
     rng = np.random.default_rng(seed)
     basis = subspace(teacher, data)
-    tokens = distil_tower(model, processor, video_inputs(processor, frames), teacher, basis, recipe, rng, tick)
+    tokens = distil_tower(model, processor, frames, teacher, basis, recipe, rng, tick)
     text_map = learn_text(model, questions, tokens, teacher, data, recipe, rng, tick)
     return assemble(model, questions, tokens, teacher, data, basis, text_map, recipe, rng)
 
@@ -260,20 +291,24 @@ def _keep_rows(linear: torch.nn.Linear, rows: slice, bias: dict[int, float]) -> 
             linear.bias[row] = value
 
 
-def distil_tower(model, processor, videos: list[dict], teacher: Teacher, basis: torch.Tensor, recipe: Recipe,
-                 rng: np.random.Generator, tick: Callable[[int], None] = lambda n: None) -> dict[tuple, Video]:
-    """Train the vision tower (its patch embedding kept as drawn, so computed once) so that each video token's
-    reserved block is ``basis @ v`` (``v``: the teacher's video embedding of the clip, or of the clip played
-    backwards) and its video flag :data:`FLAG`; the tower's tokens of every clip both ways, keyed ``(clip,
-    backwards)``."""
+def distil_tower(model, processor, frames: list[np.ndarray], teacher: Teacher, basis: torch.Tensor,
+                 recipe: Recipe, rng: np.random.Generator,
+                 tick: Callable[[int], None] = lambda n: None) -> dict[tuple, Video]:
+    """Train the vision tower (its patch embedding kept as drawn, so computed once, for all clips together) so that
+    each video token's reserved block is ``basis @ v`` (``v``: the teacher's video embedding of the clip, or of the clip
+    played backwards) and its video flag :data:`FLAG`; the tower's tokens of every clip (``frames``, as decoded for
+    this model) both ways, keyed ``(clip, backwards)``. The clips' pixels are held once (:func:`stacked_inputs`),
+    played backwards in place for the second pass."""
     tower = model.model.visual
-    grid = videos[0]["video_grid_thw"]
+    pixels, grid = stacked_inputs(processor, frames)
     with torch.no_grad():
         patches = {}
         for backwards in (False, True):
-            pixels = torch.cat([(_backwards(v, processor) if backwards else v)["pixel_values_videos"] for v in videos])
-            embedded = tower.patch_embed(pixels).view(len(videos), -1, tower.patch_embed.embed_dim)
-            patches.update({(i, backwards): embedded[i] for i in range(len(videos))})
+            if backwards:
+                _play_backwards(pixels, grid, processor)
+            embedded = tower.patch_embed(pixels).view(len(frames), -1, tower.patch_embed.embed_dim)
+            patches.update({(i, backwards): embedded[i] for i in range(len(frames))})
+    del pixels
     last = tower.merger.mlp[-1]
     _keep_rows(last, VIDEO_BLOCK, {VIDEO_FLAG: FLAG})
     trained = [p for name, p in tower.named_parameters() if not name.startswith("patch_embed")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,12 @@ def placed(scene: Scene, parity: int = SUITE_PARITY) -> Scene:
     the same for a scene played backwards, so a counterfactual pair stays an exact time reversal.
     """
     return scene if scene.left_edge() % 2 == parity else scene.shifted(1)
+
+
+def worker_context():
+    """Forked workers where the platform has fork (they only render and encode: no model code runs in them), so a
+    script without a ``__main__`` guard works too: the suite's and the training split's writers."""
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
 
 
 def video(root: Path, relative: str, scene: Scene, codec: str = "libx264", parity: int = SUITE_PARITY) -> None:

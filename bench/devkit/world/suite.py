@@ -10,7 +10,6 @@ every one), and the stamp lists them.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from bench.devkit.world import benchmarks
-from bench.devkit.world.files import LABELS_FILE, SIZES
+from bench.devkit.world.files import LABELS_FILE, SIZES, worker_context
 from bench.devkit.world.mvp import write_mvp
 from bench.devkit.world.tempcompass import write_tempcompass
 from bench.devkit.world.temporalbench import write_temporalbench
@@ -98,12 +97,6 @@ def _written(out: Path, size: str, seed: int) -> list[str] | None:
     return found[3].split(",") if len(found) == 4 else chosen()
 
 
-def _context():
-    """Forked workers where the platform has fork (they only render and encode: no model code runs in them), so a
-    script without a ``__main__`` guard works too."""
-    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-
-
 def _write(benchmark: str, folder: Path, size: str, seed: int) -> None:
     folder.mkdir()
     WRITERS[benchmark].write(folder, size, seed=seed)
@@ -125,7 +118,7 @@ def generate_sample(out_dir: str | Path, size: str = "small", seed: int = 0, wor
         for job in jobs:
             _write(*job)
     else:
-        with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+        with ProcessPoolExecutor(workers, mp_context=worker_context()) as pool:
             for done in [pool.submit(_write, *job) for job in jobs]:
                 done.result()
     (out / STAMP).write_text(_stamp(size, seed, names))
@@ -143,10 +136,11 @@ def sample_home(size: str = "small") -> Path:
 
 
 def ensure_sample(out_dir: str | Path | None = None, *, size: str = "small", seed: int = 0, force: bool = False,
-                  benchmarks: Sequence[str] | None = None) -> dict[str, SampleSet]:
+                  benchmarks: Sequence[str] | None = None, workers: int | None = None) -> dict[str, SampleSet]:
     """The suite of ``size`` at ``out_dir`` (default :func:`sample_home`) holding ``benchmarks`` (default: the demo's
     world), generated first if absent, outdated, of another size or seed, or without one of them (always with
-    ``force``); a suite regenerated keeps the benchmarks it held. Returns the sets of ``benchmarks``."""
+    ``force``), by ``workers`` processes (:func:`generate_sample`); a suite regenerated keeps the benchmarks it held.
+    Returns the sets of ``benchmarks``."""
     out = Path(out_dir) if out_dir is not None else sample_home(size)
     names = chosen(benchmarks)
     if _current(out, size, seed, names) and not force:
@@ -155,7 +149,7 @@ def ensure_sample(out_dir: str | Path | None = None, *, size: str = "small", see
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".sample-", dir=out.parent))
     try:
-        generate_sample(tmp / "suite", size, seed, benchmarks=chosen([*names, *held]))
+        generate_sample(tmp / "suite", size, seed, workers, benchmarks=chosen([*names, *held]))
         if out.exists():
             os.replace(out, tmp / "outdated")
         try:
