@@ -117,8 +117,9 @@ def serving(model: str | Path, log: Path, timeout: float = 180):
 
 class FaultProxy:
     """A loopback HTTP proxy in front of ``upstream`` (a base URL; None: nothing behind it, every request is
-    answered 502) that replaces a share ``rate`` of first and second tries of a request (by its body's hash, the
-    run's request key) with a fault of :data:`FAULTS`, waits ``delay`` seconds before forwarding every request, and
+    answered 502) that, with a ``rate`` above 0, gives the first try of the first requests to arrive one fault of
+    :data:`FAULTS` each, in turn (so every kind is met), and replaces a share ``rate`` of the first and second tries of
+    the others (by their body's hash, the run's request key) with a fault of :data:`FAULTS`, waits ``delay`` seconds before forwarding every request, and
     counts: ``connections`` accepted, ``seen`` and ``forwarded`` per key, the ``faults`` done, the ``auth`` headers
     met. ``unauthorized``: answer every request 401 quoting the key it carried, as some providers do."""
 
@@ -127,6 +128,7 @@ class FaultProxy:
         self.upstream = urlsplit(upstream) if upstream else None
         self.rate, self.delay, self.slow, self.hold, self.unauthorized = rate, delay, slow, hold, unauthorized
         self.seen: Counter = Counter()
+        self.order: dict[str, int] = {}  # each request key's place in the order of first arrivals
         self.forwarded: Counter = Counter()
         self.faults: list[tuple[str, str, float]] = []
         self.arrivals: list[tuple[str, float]] = []
@@ -160,7 +162,11 @@ class FaultProxy:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def fault_for(self, key: str, attempt: int) -> str | None:
-        """The fault a request's ``attempt``-th arrival gets (only the first two of the keys a share ``rate`` picks)."""
+        """The fault a request's ``attempt``-th arrival gets: the first tries of the first keys to arrive one kind
+        each, then only the first two tries of the keys a share ``rate`` picks."""
+        place = self.order.setdefault(key, len(self.order))
+        if self.rate > 0 and place < len(FAULTS):
+            return FAULTS[place] if attempt == 0 else None
         draw = int(key[:8], 16) / 16**8
         if attempt >= 2 or draw >= self.rate:
             return None
