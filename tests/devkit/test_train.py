@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -321,3 +323,25 @@ def test_closing_a_background_build_stops_the_child_and_leaves_no_half_built_fol
     assert building.finished is not None and building.child.returncode != 0
     left = build.models_home(tmp_path / "bg")
     assert not left.exists() or not [p for p in left.iterdir() if p.name.startswith(".clip-world-")]
+
+
+def test_a_build_started_from_a_background_job_stops_mid_build_on_close(tmp_path):
+    """A shell starts a background job (``foilbench demo &``) with SIGINT ignored, and its children inherit that: the
+    child must still stop when the demo closes it while it builds, and drop its half-built folder."""
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        building = build.Background(["clip-world"], tmp_path / "bg", scale=TINY, log=tmp_path / "build.log")
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    left = build.models_home(tmp_path / "bg")
+
+    def half_built() -> list[Path]:
+        return [p for p in left.iterdir() if p.name.startswith(".clip-world-")] if left.exists() else []
+
+    deadline = time.monotonic() + 120
+    while not half_built() and building.finished is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert half_built(), "the child should have begun the model before it is closed"
+    building.close()
+    assert building.finished is not None and building.child.returncode != 0
+    assert not half_built() and not (left / "clip-world").exists()

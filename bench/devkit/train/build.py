@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -201,7 +200,7 @@ class Background:
     def close(self) -> None:
         """Stop the child if it is still building (what it built is kept; what it was building is dropped)."""
         if self.child is not None and self.finished is None:
-            self.child.send_signal(signal.SIGINT)  # as Ctrl-C would: the child removes its half-built folder
+            self.child.terminate()  # the child stops as on Ctrl-C and removes its half-built folder (child.py)
             self._watch.join(timeout=30)
             if self._watch.is_alive():
                 self.child.kill()
