@@ -1,14 +1,17 @@
-"""torch's intra-op thread count set for a block and restored after (training builds, perf measurements), and the
-CPUs the demo's own process keeps off while a build runs beside it."""
+"""torch's intra-op thread count set for a block and restored after (training builds, perf measurements), the CPUs
+the demo's own process keeps off while a build runs beside it, and a generator run ahead of its consumer on a thread."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
-from typing import Iterator
+from typing import Iterator, TypeVar
 
 import torch
+
+T = TypeVar("T")
 
 
 @contextlib.contextmanager
@@ -80,3 +83,42 @@ class CoresLeft:
             if not self._back and self._had is not None:
                 give_back(self._had)
             self._back = True
+
+
+def ahead(items: Iterator[T], name: str = "ahead") -> Iterator[T]:
+    """``items`` in order, each made on a thread of its own, started now, as far ahead of the consumer as it gets (work
+    that leaves the GIL, such as torch's kernels, goes on beside it). An error raised making an item is raised here
+    when that item is due; when the consumer stops early, the thread stops at its next item."""
+    made: queue.SimpleQueue = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def make() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                made.put((item, None))
+        except BaseException as error:  # handed to the consumer, raised there
+            made.put((_DONE, error))
+            return
+        made.put((_DONE, None))
+
+    threading.Thread(target=make, name=name, daemon=True).start()
+    return _handed(made, stop)
+
+
+_DONE = object()  # what :func:`ahead`'s thread puts after its last item
+
+
+def _handed(made: queue.SimpleQueue, stop: threading.Event) -> Iterator:
+    """What :func:`ahead`'s thread made, in order, until it is done; its thread told to stop when this ends."""
+    try:
+        while True:
+            item, error = made.get()
+            if error is not None:
+                raise error
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()

@@ -1,5 +1,5 @@
 """The thread-count block the training builds and the perf measurements use, and the cores the demo's process keeps
-off while its build runs."""
+off while its build runs, and a generator run ahead of its consumer on a thread."""
 
 import os
 import subprocess
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.devkit.threads import CoresLeft, torch_threads
+from bench.devkit.threads import CoresLeft, ahead, torch_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,3 +62,63 @@ def test_a_build_that_ends_before_the_cores_are_left_leaves_nothing_confined():
     cores.give_back()
     assert not cores.confine()
     assert before is None or os.sched_getaffinity(0) == before
+
+
+def test_ahead_yields_every_item_in_order_made_on_another_thread():
+    import threading
+
+    made_on = []
+
+    def items():
+        for i in range(50):
+            made_on.append(threading.current_thread().name)
+            yield i
+
+    assert list(ahead(items(), "maker")) == list(range(50))
+    assert set(made_on) == {"maker"}
+
+
+def test_ahead_raises_the_makers_error_when_its_item_is_due():
+    def items():
+        yield 1
+        yield 2
+        raise ValueError("the third item failed")
+
+    got = ahead(items())
+    assert [next(got), next(got)] == [1, 2]
+    with pytest.raises(ValueError, match="the third item failed"):
+        next(got)
+
+
+def test_ahead_stops_making_when_the_consumer_stops():
+    import time
+
+    made = []
+
+    def items():
+        for i in range(1000):
+            time.sleep(0.002)
+            made.append(i)
+            yield i
+
+    got = ahead(items())
+    assert next(got) == 0
+    got.close()
+    time.sleep(0.2)
+    settled = len(made)
+    time.sleep(0.2)
+    assert len(made) == settled < 1000
+
+
+def test_ahead_starts_making_before_the_first_item_is_asked_for():
+    import threading
+
+    started = threading.Event()
+
+    def items():
+        started.set()
+        yield 1
+
+    got = ahead(items())
+    assert started.wait(5)  # made while the consumer does other work
+    assert list(got) == [1]

@@ -345,3 +345,23 @@ def test_a_build_started_from_a_background_job_stops_mid_build_on_close(tmp_path
     building.close()
     assert building.finished is not None and building.child.returncode != 0
     assert not half_built() and not (left / "clip-world").exists()
+
+
+def test_the_text_questions_made_on_their_own_thread_give_the_weights_of_questions_made_in_turn(home, tmp_path,
+                                                                                               monkeypatch):
+    """The Video-LLM's build draws and lays out its text layers' questions on a thread of its own while its tower
+    trains (:func:`bench.devkit.threads.ahead`): the same draws from the same generator, so the same bytes as drawing
+    each step's questions when the step comes."""
+    from bench.devkit.train import videollm
+
+    trained_model("qwen2vl-world", home, scale=TINY, progress=False)  # its teacher, the X-CLIP, built first
+    root = build.models_home(home)
+    spec = build.MODELS["qwen2vl-world"]
+    weights = {}
+    for way, ahead in (("on a thread", videollm.ahead), ("in turn", lambda items, name="": items)):
+        monkeypatch.setattr(videollm, "ahead", ahead)
+        out = tmp_path / way.replace(" ", "-")
+        build._build(spec, out, None, root / spec.teacher, None, root, build.DEFAULT_SEED, TINY, False, "qwen2vl-world")
+        weights[way] = _weights(out)
+    assert weights["on a thread"].keys() == weights["in turn"].keys()
+    assert all(np.array_equal(weights["on a thread"][k], weights["in turn"][k]) for k in weights["in turn"])

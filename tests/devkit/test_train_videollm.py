@@ -16,7 +16,7 @@ from bench.devkit.train import videollm
 from bench.devkit.train.models import build_qwen2vl, qwen_tokenizer
 from bench.devkit.train.videollm import (RESERVED, SINK, VIDEO_BLOCK, VIDEO_FLAG, Questions, Read, Recipe, Video,
                                          _backwards, _choices, _play_backwards, distil_tower, lay_out, lean,
-                                         normed, stacked_inputs, states, video_inputs)
+                                         normed, stacked_inputs, states, tower_batches, video_inputs)
 from bench.devkit.world.split import Example, Pair, Split
 from bench.scoring import prompts
 
@@ -131,8 +131,8 @@ def test_the_tower_learns_the_reserved_block_and_writes_nothing_else(qwen):
     teacher = SimpleNamespace(video={(i, b): embeddings[2 * i + b] for i in range(4) for b in (False, True)})
     basis = torch.linalg.qr(torch.randn(width, 8, generator=torch.Generator().manual_seed(2)))[0].T
     targets = torch.stack([teacher.video[k] @ basis.T for k in sorted(teacher.video)])
-    tokens = distil_tower(model, processor, clips, teacher, basis, Recipe(1, tower_steps=200, tower_batch=8),
-                          np.random.default_rng(0))
+    recipe = Recipe(1, tower_steps=200, tower_batch=8)
+    tokens = distil_tower(model, processor, clips, teacher, basis, recipe, tower_batches(np.random.default_rng(0), 4, recipe))
     found = torch.stack([tokens[k].tokens for k in sorted(teacher.video)])
     error = ((found[..., VIDEO_BLOCK] - targets[:, None]) ** 2).mean() / targets.var()
     assert error < 0.1, error

@@ -6,7 +6,7 @@ Clips are decoded with the runner's default frame policy (8 frames, ``np.linspac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -29,6 +29,8 @@ class Decoded:
     split: Split
     videos: list[str]
     frames: list[np.ndarray]
+    _claims: tuple[dict[int, list], dict[int, list]] | None = field(default=None, init=False, repr=False,
+                                                                     compare=False)
 
     def index(self) -> dict[str, int]:
         """Each video's position in :attr:`videos`."""
@@ -36,7 +38,9 @@ class Decoded:
 
     def claims(self) -> tuple[dict[int, list], dict[int, list]]:
         """The split's examples by clip position: all of them, and those whose claim is about time (its foil type one
-        of :data:`TIME_FOILS`, or the clip played backwards makes its foil true)."""
+        of :data:`TIME_FOILS`, or the clip played backwards makes its foil true); worked out once, to be read only."""
+        if self._claims is not None:
+            return self._claims
         position = self.index()
         every: dict[int, list] = {}
         timed: dict[int, list] = {}
@@ -44,7 +48,8 @@ class Decoded:
             every.setdefault(position[example.video], []).append(example)
             if example.reverses or example.foil_type in TIME_FOILS:
                 timed.setdefault(position[example.video], []).append(example)
-        return every, timed
+        self._claims = every, timed
+        return self._claims
 
     def generic_captions(self) -> set[str]:
         """The true captions of claims of a :data:`GENERIC_CLAIMS` kind, in every style: each is true of many clips

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bench.devkit.threads import ahead
 from bench.devkit.train.data import STYLES, Decoded, draw_claim
 from bench.devkit.train.schedule import Schedule
 from bench.devkit.train.teacher import Teacher
@@ -147,7 +148,7 @@ class Questions:
         merge = processor.video_processor.merge_size
         self.per_token = merge * merge
         self.answer = {w: self._answer_id(w) for w in ("Yes", "No", *prompts.letters(5))}
-        self._ids: dict[tuple, list[int]] = {}
+        self._encoded: dict[tuple, tuple[str, list[int], list[tuple[int, int]]]] = {}
         self._ends: dict[tuple, list[int]] = {}
         self._positions: dict[tuple, torch.Tensor] = {}
 
@@ -165,10 +166,16 @@ class Questions:
     def ids(self, question: str, grid: torch.Tensor | None) -> list[int]:
         """Token ids of the rendered question with the placeholder repeated once per video token (``grid`` None: the
         question asked without the video)."""
+        return self._encode(question, grid)[1]
+
+    def _encode(self, question: str, grid: torch.Tensor | None) -> tuple[str, list[int], list[tuple[int, int]]]:
+        """The rendered question with its placeholder expanded, its token ids and each token's character span."""
         key = _asked(question, grid)
-        if key not in self._ids:
-            self._ids[key] = self.tokenizer(self._expanded(question, grid), add_special_tokens=False).input_ids
-        return self._ids[key]
+        if key not in self._encoded:
+            text = self._expanded(question, grid)
+            found = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            self._encoded[key] = (text, found.input_ids, found.offset_mapping)
+        return self._encoded[key]
 
     def positions(self, model, question: str, grid: torch.Tensor | None) -> torch.Tensor:
         """The M-RoPE positions (3 x length) of :meth:`ids`, as the model's ``get_rope_index`` computes them (without
@@ -193,8 +200,7 @@ class Questions:
         """The position of each of ``texts``' last token in :meth:`ids` (``texts`` as they appear, in order)."""
         key = (*_asked(question, grid), tuple(texts))
         if key not in self._ends:
-            text = self._expanded(question, grid)
-            spans = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True).offset_mapping
+            text, _, spans = self._encode(question, grid)
             found, start = [], text.index(question)
             for t in texts:
                 start = text.index(t, start) + len(t)
@@ -251,7 +257,10 @@ def train(model, processor, frames: list[np.ndarray], data: Decoded, recipe: Rec
           tick: Callable[[int], None] = lambda n: None, teacher: Teacher | None = None) -> dict[str, float]:
     """Make ``model`` in place from the untrained one: :func:`distil_tower`, :func:`learn_text`, :func:`assemble`
     (``frames[i]``: ``data``'s clip ``i`` as decoded for this model; ``teacher``: X-CLIP's view of the same clips);
-    with ``recipe.lean``, only :func:`lean` (``model`` is a built one). Returns what the fit measured."""
+    with ``recipe.lean``, only :func:`lean` (``model`` is a built one). Returns what the fit measured. The text
+    layers' questions (:func:`text_questions`) are drawn and laid out on a thread of their own while the tower
+    trains and the text layers learn: the same draws from ``seed``'s generator, in the same order, as one after the
+    other."""
     questions = Questions(processor)
     if recipe.lean:
         lean(model, questions, recipe.lean)
@@ -261,8 +270,11 @@ def train(model, processor, frames: list[np.ndarray], data: Decoded, recipe: Rec
         raise ValueError("the Qwen2-VL is fitted to a teacher")
     rng = np.random.default_rng(seed)
     basis = subspace(teacher, data)
-    tokens = distil_tower(model, processor, frames, teacher, basis, recipe, rng, tick)
-    text_map = learn_text(model, questions, tokens, teacher, data, recipe, rng, tick)
+    batches = tower_batches(rng, len(frames), recipe)
+    grid = video_inputs(processor, frames[:1])[0]["video_grid_thw"][0]  # every clip's (distil_tower refuses others)
+    laid = ahead(text_questions(model, questions, data, recipe, rng, grid), "text questions")
+    tokens = distil_tower(model, processor, frames, teacher, basis, recipe, batches, tick)
+    text_map = learn_text(model, questions, tokens, teacher, laid, recipe, tick)
     return assemble(model, questions, tokens, teacher, data, basis, text_map, recipe, rng)
 
 
@@ -291,14 +303,21 @@ def _keep_rows(linear: torch.nn.Linear, rows: slice, bias: dict[int, float]) -> 
             linear.bias[row] = value
 
 
+def tower_batches(rng: np.random.Generator, clips: int, recipe: Recipe) -> list[np.ndarray]:
+    """The clips each of :func:`distil_tower`'s steps trains on, drawn from ``rng``: indices into its keys (``clips``
+    clips, each also played backwards)."""
+    keys = 2 * clips
+    return [rng.choice(keys, min(recipe.tower_batch, keys), replace=False) for _ in range(recipe.tower_steps)]
+
+
 def distil_tower(model, processor, frames: list[np.ndarray], teacher: Teacher, basis: torch.Tensor,
-                 recipe: Recipe, rng: np.random.Generator,
+                 recipe: Recipe, batches: list[np.ndarray],
                  tick: Callable[[int], None] = lambda n: None) -> dict[tuple, Video]:
     """Train the vision tower (its patch embedding kept as drawn, so computed once, for all clips together) so that
     each video token's reserved block is ``basis @ v`` (``v``: the teacher's video embedding of the clip, or of the clip
     played backwards) and its video flag :data:`FLAG`; the tower's tokens of every clip (``frames``, as decoded for
     this model) both ways, keyed ``(clip, backwards)``. The clips' pixels are held once (:func:`stacked_inputs`),
-    played backwards in place for the second pass."""
+    played backwards in place for the second pass; ``batches``: each step's clips (:func:`tower_batches`)."""
     tower = model.model.visual
     pixels, grid = stacked_inputs(processor, frames)
     with torch.no_grad():
@@ -320,8 +339,8 @@ def distil_tower(model, processor, frames: list[np.ndarray], teacher: Teacher, b
     tower.patch_embed.forward = lambda x: x  # the tower's input is its patch embedding's output, computed above
     try:
         tower.train()
-        for _ in range(recipe.tower_steps):
-            chosen = [keys[j] for j in rng.choice(len(keys), min(recipe.tower_batch, len(keys)), replace=False)]
+        for batch in batches:
+            chosen = [keys[j] for j in batch]
             out = tower(torch.cat([patches[c] for c in chosen]), grid.repeat(len(chosen), 1)).pooler_output
             target = torch.stack([targets[c] for c in chosen])[:, None, :]
             loss = ((out.view(len(chosen), -1, out.shape[-1])[..., VIDEO_BLOCK] - target) ** 2).mean()
@@ -448,13 +467,22 @@ def _reserve(model, sink_id: int) -> None:
             layer.mlp.down_proj.weight[RESERVED:] = 0
 
 
-def learn_text(model, questions: Questions, tokens: dict[tuple, Video], teacher: Teacher, data: Decoded,
-               recipe: Recipe, rng: np.random.Generator,
-               tick: Callable[[int], None] = lambda n: None) -> torch.nn.Linear:
+def text_questions(model, questions: Questions, data: Decoded, recipe: Recipe, rng: np.random.Generator,
+                   grid: torch.Tensor) -> Iterator[Laid]:
+    """Each of :func:`learn_text`'s steps' questions (:func:`_draw_questions` from ``rng``), laid out for a clip of
+    ``grid`` (:func:`lay_out`)."""
+    for _ in range(recipe.steps):
+        asked = _draw_questions(rng, data, recipe.batch, recipe.choice)
+        yield lay_out(model, questions, asked, [grid] * len(asked))
+
+
+def learn_text(model, questions: Questions, tokens: dict[tuple, Video], teacher: Teacher, steps: Iterable[Laid],
+               recipe: Recipe, tick: Callable[[int], None] = lambda n: None) -> torch.nn.Linear:
     """Train the token embeddings and the two text layers (the rest frozen) on drawn questions
     (:func:`_draw_questions`) so that at each read a linear map of the normalised state gives the teacher's text
     embedding of the read's text (a cross-entropy among the claim's texts at ``recipe.temperature`` and a squared
-    error) and a linear classifier the read's class (reads and other positions weighted apart); the map."""
+    error) and a linear classifier the read's class (reads and other positions weighted apart), a step per question
+    batch of ``steps`` (:func:`text_questions`); the map."""
     width = model.config.text_config.hidden_size
     text_map, classes = torch.nn.Linear(width, teacher.width), torch.nn.Linear(width, READS)
     decoder = model.model.language_model
@@ -469,10 +497,8 @@ def learn_text(model, questions: Questions, tokens: dict[tuple, Video], teacher:
     _reserve(model, questions.sink_id)
     video = next(iter(tokens.values()))  # the text layers are blind to the video: any clip's tokens do
     model.train()
-    for _ in range(recipe.steps):
-        asked = _draw_questions(rng, data, recipe.batch, recipe.choice)
-        laid = lay_out(model, questions, asked, [video.grid[0]] * len(asked))
-        h = normed(model, states(model, laid, [video] * len(asked), 2))
+    for laid in steps:
+        h = normed(model, states(model, laid, [video] * len(laid.ids), 2))
         rows, at = torch.tensor([r for r, _, _ in laid.reads]), torch.tensor([p for _, p, _ in laid.reads])
         target = torch.full(laid.ids.shape, NONE)
         target[rows, at] = torch.tensor([read.kind for _, _, read in laid.reads])
